@@ -1,0 +1,181 @@
+"""The author's commands: ``validate`` (schema and graph) and ``check`` (run every claim)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, TextIO
+
+from tutor.course.errors import LessonError
+from tutor.course.loader import Course, is_course_dir, load_course, load_module_file
+from tutor.course.schema import Drill, Module
+from tutor.grading import describe_error, grade, request_for
+from tutor.judge import judge
+from tutor.sandbox.client import Sandbox
+
+
+@dataclass
+class Target:
+    """What an author pointed a command at: a whole course or single module files."""
+
+    label: str
+    course: Course | None = None
+    modules: list[Module] = field(default_factory=list)
+    errors: list[LessonError] = field(default_factory=list)
+
+
+def load_targets(paths: Iterable[Path]) -> list[Target]:
+    targets = []
+    for path in paths:
+        path = Path(path)
+        if path.is_dir():
+            if not is_course_dir(path):
+                targets.append(Target(str(path), errors=[LessonError(str(path), 1, 1, "",
+                                                                     "no course.yaml in this directory")]))
+                continue
+            course = load_course(path, str(path))
+            targets.append(Target(str(path), course, course.modules(), course.all_errors()))
+        elif path.is_file():
+            module, errors = load_module_file(path)
+            targets.append(Target(str(path), None, [module] if module else [], errors))
+        else:
+            targets.append(Target(str(path), errors=[LessonError(str(path), 1, 1, "", "no such file or directory")]))
+    return targets
+
+
+def validate(paths: Iterable[Path], out: TextIO) -> int:
+    started = time.perf_counter()
+    targets = load_targets(paths)
+    errors = [e for t in targets for e in t.errors]
+    for error in errors:
+        print(error, file=out)
+    modules = sum(len(t.modules) for t in targets)
+    drills = sum(len(m.drills) for t in targets for m in t.modules)
+    checks = sum(len(m.self_checks) for t in targets for m in t.modules)
+    for t in targets:
+        if t.course is not None:
+            coming = sum(1 for s in t.course.slots if s.is_coming)
+            print(f"{t.label}: {len(t.course.slots)} modules in the course, {len(t.course.modules())} written, "
+                  f"{coming} coming", file=out)
+    elapsed = time.perf_counter() - started
+    status = "ok" if not errors else f"{len(errors)} error(s)"
+    print(f"validate: {status} — {modules} module(s), {drills} drill(s), {checks} self-check(s) "
+          f"in {elapsed:.2f} s", file=out)
+    return 1 if errors else 0
+
+
+@dataclass
+class DrillReport:
+    module: str
+    drill: str
+    seconds: float
+    problems: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillReport:
+    """Run one drill and prove each of its claims; return what failed."""
+    started = time.perf_counter()
+    problems: list[str] = []
+    result = await sandbox.run(request_for(drill))
+    if not result.ok:
+        problems.append(f"run: {result.message}")
+        return DrillReport(module.id, drill.id, time.perf_counter() - started, problems + _output_tail(result))
+    obs = result.observation
+    assert obs is not None
+    observes_code_error = any(a.observes_code_error for a in drill.asks)
+    if obs.error is not None and (obs.error.phase != "code" or not observes_code_error):
+        problems.append(f"{obs.error.phase} raised {describe_error(obs.error)}")
+    if obs.fence:
+        problems.extend(f"fence rule: {f}" for f in obs.fence)
+    if drill.is_repair:
+        if obs.check != "failed":
+            problems.append(f"check should fail on the seeded bug, but it {obs.check}")
+    elif drill.check.strip() and obs.check != "passed":
+        problems.append(f"check {obs.check}: {obs.check_message}")
+
+    outcome = grade(drill, {}, result)
+    for ask_outcome in outcome.asks:
+        ask = ask_outcome.ask
+        if ask_outcome.problem:
+            problems.append(f"ask {ask.key!r}: {ask_outcome.problem}")
+            continue
+        verdict = ask_outcome.verdict
+        if verdict is None or (verdict.problem and not verdict.observed):
+            problems.append(f"ask {ask.key!r}: {verdict.problem if verdict else 'not judged'}")
+            continue
+        described = obs.asks[ask.key].value
+        if not judge(ask, verdict.observed, described).correct:
+            problems.append(f"ask {ask.key!r}: the judge rejects the observed value typed back ({verdict.observed!r})")
+        for wrong in drill.wrong_answers:
+            if wrong.ask != ask.key:
+                continue
+            v = judge(ask, wrong.answer, described, drill.wrong_answers)
+            if v.problem:
+                problems.append(f"wrong answer {wrong.answer!r} for {ask.key!r} cannot be read: {v.problem}")
+            elif v.correct:
+                problems.append(f"wrong answer {wrong.answer!r} for {ask.key!r} is accepted: observed {v.observed}")
+
+    if drill.is_repair:
+        fixed = await sandbox.run(request_for(drill, code=drill.solution))
+        fixed_obs = fixed.observation
+        if not fixed.ok or fixed_obs is None:
+            problems.append(f"solution run: {fixed.message}")
+        else:
+            if fixed_obs.error is not None:
+                problems.append(f"solution raised {describe_error(fixed_obs.error)}")
+            if fixed_obs.check != "passed":
+                problems.append(f"solution's check {fixed_obs.check}: {fixed_obs.check_message}")
+            problems.extend(f"solution fence rule: {f}" for f in fixed_obs.fence)
+    if problems:
+        problems.extend(_output_tail(result))
+    return DrillReport(module.id, drill.id, time.perf_counter() - started, problems)
+
+
+def _output_tail(result) -> list[str]:
+    tail = result.output.strip().splitlines()[-6:]
+    return [f"  | {line}" for line in tail] if tail else []
+
+
+async def _check_all(jobs: list[tuple[Module, Drill]], parallel: int, out: TextIO) -> list[DrillReport]:
+    sandbox = Sandbox()
+    gate = asyncio.Semaphore(parallel)
+
+    async def one(module: Module, drill: Drill) -> DrillReport:
+        async with gate:
+            report = await check_drill(module, drill, sandbox)
+        mark = "ok  " if report.ok else "FAIL"
+        print(f"{mark} {module.id}/{drill.id:<40} {report.seconds:5.2f} s", file=out, flush=True)
+        for problem in report.problems:
+            print(f"       {problem}", file=out)
+        return report
+
+    return list(await asyncio.gather(*(one(m, d) for m, d in jobs)))
+
+
+def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, parallel: int | None = None) -> int:
+    started = time.perf_counter()
+    targets = load_targets(paths)
+    errors = [e for t in targets for e in t.errors]
+    for error in errors:
+        print(error, file=out)
+    jobs = [(m, d) for t in targets for m in t.modules for d in m.drills if drill_id in (None, d.id)]
+    if drill_id and not jobs:
+        print(f"check: no drill with id {drill_id!r}", file=out)
+        return 1
+    parallel = parallel or max(1, os.cpu_count() or 1)
+    reports = asyncio.run(_check_all(jobs, parallel, out))
+    failed = [r for r in reports if not r.ok]
+    elapsed = time.perf_counter() - started
+    slowest = sorted(reports, key=lambda r: r.seconds, reverse=True)[:3]
+    if slowest:
+        print("slowest: " + ", ".join(f"{r.module}/{r.drill} {r.seconds:.2f} s" for r in slowest), file=out)
+    status = "ok" if not failed and not errors else f"{len(failed)} drill(s) failed, {len(errors)} file error(s)"
+    print(f"check: {status} — {len(reports)} drill(s) in {elapsed:.1f} s on {parallel} worker(s)", file=out)
+    return 1 if failed or errors else 0

@@ -1,0 +1,91 @@
+"""The ``pytorch-tutor`` command line.
+
+With no subcommand it opens the tutor. Imports are local to each command so that
+``validate`` never pays for Textual and nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tutor import __version__
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pytorch-tutor",
+        description="Learn PyTorch by predicting what it will do, then watching it happen.",
+    )
+    parser.add_argument("--version", action="version", version=f"pytorch-tutor {__version__}")
+    parser.add_argument("--profile", default="default", metavar="NAME",
+                        help="whose progress to use (default: %(default)s); profiles live under "
+                             "$PYTORCH_TUTOR_HOME or your user data directory")
+    parser.add_argument("--lessons", type=Path, metavar="DIR",
+                        help="a course directory to use instead of the built-in course")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("validate", help="check lesson files' schema and graph (fast, no torch)")
+    p.add_argument("paths", nargs="*", type=Path, help="course directories or module files (default: built-in)")
+
+    p = sub.add_parser("check", help="run every drill in the sandbox and prove its claims")
+    p.add_argument("paths", nargs="*", type=Path, help="course directories or module files (default: built-in)")
+    p.add_argument("--drill", metavar="ID", help="only the drill with this id")
+    p.add_argument("--jobs", type=int, metavar="N", help="drills run at once (default: the number of cores)")
+
+    p = sub.add_parser("run", help="run a snippet file in the sandbox and print what it observed")
+    p.add_argument("snippet", type=Path)
+    p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="limit (default: 10)")
+
+    sub.add_parser("progress", help="print the profile's progress as a table")
+
+    p = sub.add_parser("capstone", help="build, train and evaluate the capstone GPT (see --help)",
+                       add_help=False)
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    return parser
+
+
+def _course_paths(args: argparse.Namespace) -> list[Path]:
+    from tutor.locations import builtin_course_dir
+
+    if getattr(args, "paths", None):
+        return list(args.paths)
+    return [args.lessons or builtin_course_dir()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["capstone"] or (len(argv) > 1 and "capstone" in argv and argv.index("capstone") == 0):
+        pass
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "validate":
+            from tutor.authoring import validate
+
+            return validate(_course_paths(args), sys.stdout)
+        if args.command == "check":
+            from tutor.authoring import check
+
+            return check(_course_paths(args), sys.stdout, drill_id=args.drill, parallel=args.jobs)
+        if args.command == "run":
+            from tutor.snippet_report import run_snippet_file
+
+            return run_snippet_file(args.snippet, args.timeout, sys.stdout)
+        if args.command == "progress":
+            from tutor.progress.report import print_progress
+
+            return print_progress(args.profile, args.lessons, sys.stdout)
+        if args.command == "capstone":
+            from capstone.cli import main as capstone_main
+
+            return capstone_main(args.args)
+        from tutor.app.launch import launch
+
+        return launch(profile=args.profile, lessons=args.lessons)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except ValueError as exc:  # bad names and paths from the command line
+        print(f"pytorch-tutor: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,87 @@
+"""The course's dependency graph: cycles, and which modules a learner may open."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Mapping, Sequence
+
+
+def find_cycle(requires: Mapping[str, Sequence[str]]) -> list[str] | None:
+    """Return one cycle as ``[a, b, …, a]`` if the graph has any, else ``None``."""
+    WHITE, GREY, BLACK = 0, 1, 2
+    colour = {node: WHITE for node in requires}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        colour[node] = GREY
+        stack.append(node)
+        for dep in requires.get(node, ()):
+            if dep not in colour:
+                continue  # unknown ids are reported separately
+            if colour[dep] == GREY:
+                return stack[stack.index(dep):] + [dep]
+            if colour[dep] == WHITE and (found := visit(dep)):
+                return found
+        stack.pop()
+        colour[node] = BLACK
+        return None
+
+    for node in requires:
+        if colour[node] == WHITE and (found := visit(node)):
+            return found
+    return None
+
+
+class Status(str, Enum):
+    LOCKED = "locked"
+    OPEN = "open"
+    IN_PROGRESS = "in progress"
+    DONE = "done"
+    COMING = "coming"
+    BROKEN = "broken"
+
+
+@dataclass(frozen=True)
+class ModuleState:
+    status: Status
+    reason: str = ""  # why it is locked or broken, in words a learner reads
+
+
+def module_states(course, done: set[str], started: set[str]) -> dict[str, ModuleState]:
+    """Each module's state given the ids the learner has finished and started.
+
+    A module opens when every module it requires is done. A "coming" module
+    (no lesson file yet) is transparent: it stands for its own requirements,
+    so an unwritten module neither locks the rest of the course forever nor
+    lets a learner skip the written modules before it.
+    """
+    slots = {s.id: s for s in course.slots}
+
+    def effective_requires(module_id: str, seen: set[str]) -> list[str]:
+        out: list[str] = []
+        for req in slots[module_id].requires:
+            if req not in slots or req in seen:
+                continue
+            seen.add(req)
+            out.extend(effective_requires(req, seen) if slots[req].is_coming else [req])
+        return out
+
+    states: dict[str, ModuleState] = {}
+    for slot in course.slots:
+        if slot.is_coming:
+            states[slot.id] = ModuleState(Status.COMING, "lesson not written yet")
+            continue
+        if slot.is_broken:
+            states[slot.id] = ModuleState(Status.BROKEN, str(slot.errors[0]))
+            continue
+        missing = sorted({r for r in effective_requires(slot.id, set()) if r not in done})
+        if slot.id in done:
+            states[slot.id] = ModuleState(Status.DONE)
+        elif missing:
+            states[slot.id] = ModuleState(Status.LOCKED, "needs " + ", ".join(missing))
+        elif slot.id in started:
+            states[slot.id] = ModuleState(Status.IN_PROGRESS)
+        else:
+            states[slot.id] = ModuleState(Status.OPEN)
+    return states

@@ -1,0 +1,171 @@
+"""Load a course directory: ``course.yaml`` plus one YAML file per module.
+
+A broken module file never stops the others from loading: its slot carries the
+errors and the map shows it as broken. Problems with the course file itself
+(unknown ``requires``, cycles, duplicate ids, missing files) are course errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tutor.course.errors import LessonError, LessonFileError
+from tutor.course.graph import find_cycle
+from tutor.course.schema import FORMAT_VERSION, Module, _Reader, parse_module
+from tutor.course.yaml_source import MarkedDict, load_yaml
+
+COURSE_FILE = "course.yaml"
+
+
+@dataclass
+class ModuleSlot:
+    """A module's place in the course, whether or not its lesson file exists yet."""
+
+    id: str
+    title: str
+    part: str
+    requires: tuple[str, ...]
+    file: str | None
+    module: Module | None = None
+    errors: list[LessonError] = field(default_factory=list)
+
+    @property
+    def is_coming(self) -> bool:
+        return self.file is None
+
+    @property
+    def is_broken(self) -> bool:
+        return bool(self.errors)
+
+
+@dataclass(frozen=True)
+class Part:
+    id: str
+    title: str
+
+
+@dataclass
+class Course:
+    title: str
+    root: Path
+    parts: list[Part]
+    slots: list[ModuleSlot]
+    errors: list[LessonError] = field(default_factory=list)  # course-level problems
+
+    def slot(self, module_id: str) -> ModuleSlot | None:
+        return next((s for s in self.slots if s.id == module_id), None)
+
+    def all_errors(self) -> list[LessonError]:
+        return self.errors + [e for s in self.slots for e in s.errors]
+
+    def modules(self) -> list[Module]:
+        return [s.module for s in self.slots if s.module is not None]
+
+
+def _read_text(path: Path, shown: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise LessonFileError([LessonError(shown, 1, 1, "", f"not valid UTF-8 (byte {exc.start})")]) from None
+    except OSError as exc:
+        raise LessonFileError([LessonError(shown, 1, 1, "", f"cannot read: {exc.strerror}")]) from None
+
+
+def load_module_file(path: Path, shown: str | None = None) -> tuple[Module | None, list[LessonError]]:
+    """Load and validate one module file on its own."""
+    shown = shown or str(path)
+    try:
+        data = load_yaml(_read_text(path, shown), shown)
+    except LessonFileError as exc:
+        return None, exc.errors
+    return parse_module(data, shown)
+
+
+_COURSE_KEYS = {"format_version", "title", "parts", "modules"}
+_PART_KEYS = {"id", "title"}
+_SLOT_KEYS = {"id", "title", "part", "requires"}
+_SLOT_OPTIONAL = {"file"}
+
+
+def load_course(root: Path, shown_root: str | None = None) -> Course:
+    """Load the course at ``root``; never raises for content problems."""
+    root = Path(root)
+    shown_root = shown_root if shown_root is not None else str(root)
+    course_name = f"{shown_root}/{COURSE_FILE}" if shown_root else COURSE_FILE
+    course = Course(title="", root=root, parts=[], slots=[])
+    try:
+        data = load_yaml(_read_text(root / COURSE_FILE, course_name), course_name)
+    except LessonFileError as exc:
+        course.errors = exc.errors
+        return course
+
+    reader = _Reader(course_name)
+    top = reader.mapping(data, "", (1, 1), _COURSE_KEYS, set())
+    if top is None:
+        course.errors = reader.errors
+        return course
+    if top.get("format_version") != FORMAT_VERSION and "format_version" in top:
+        reader.error(reader.key_mark(top, "format_version"), "format_version",
+                     f"this tutor reads format_version {FORMAT_VERSION}")
+    course.title = reader.text(top, "title", "")
+
+    parts = reader.sequence(top, "parts", "")
+    for i, item in enumerate(parts):
+        p = reader.mapping(item, f"parts[{i}]", parts.item_marks[i], _PART_KEYS, set())
+        if p is not None:
+            course.parts.append(Part(reader.text(p, "id", f"parts[{i}]"), reader.text(p, "title", f"parts[{i}]")))
+    part_ids = {p.id for p in course.parts}
+
+    entries = reader.sequence(top, "modules", "")
+    marks: dict[str, tuple[int, int]] = {}
+    for i, item in enumerate(entries):
+        path = f"modules[{i}]"
+        m = reader.mapping(item, path, entries.item_marks[i], _SLOT_KEYS, _SLOT_OPTIONAL)
+        if m is None:
+            continue
+        slot_id = reader.text(m, "id", path)
+        if slot_id in marks:
+            reader.error(entries.item_marks[i], f"{path}.id", f"duplicate module id {slot_id!r}")
+            continue
+        marks[slot_id] = entries.item_marks[i]
+        part = reader.text(m, "part", path)
+        if part and part not in part_ids:
+            reader.error(reader.key_mark(m, "part"), f"{path}.part", f"unknown part {part!r}")
+        requires = tuple(str(r) for r in reader.sequence(m, "requires", path))
+        file = reader.text(m, "file", path, default="") or None
+        course.slots.append(ModuleSlot(slot_id, reader.text(m, "title", path), part, requires, file))
+
+    ids = {s.id for s in course.slots}
+    for i, slot in enumerate(course.slots):
+        for req in slot.requires:
+            if req not in ids:
+                reader.error(marks[slot.id], f"modules[{i}].requires", f"module {slot.id} requires unknown module {req!r}")
+    cycle = find_cycle({s.id: s.requires for s in course.slots})
+    if cycle:
+        reader.error(marks[cycle[0]], "modules", "the requires graph has a cycle: " + " → ".join(cycle))
+
+    for slot in course.slots:
+        if slot.file is None:
+            continue
+        file_path = root / slot.file
+        shown = f"{shown_root}/{slot.file}" if shown_root else slot.file
+        if not file_path.is_file():
+            reader.error(marks[slot.id], f"module {slot.id}.file", f"lesson file {slot.file!r} does not exist")
+            slot.errors = [LessonError(shown, 1, 1, "", "file does not exist")]
+            continue
+        module, errors = load_module_file(file_path, shown)
+        if module is not None and module.id != slot.id:
+            errors = [LessonError(shown, 1, 1, "module", f"says {module.id!r} but course.yaml lists it as {slot.id!r}")]
+            module = None
+        slot.module, slot.errors = module, errors
+
+    course.errors = reader.errors
+    return course
+
+
+def is_course_dir(path: Path) -> bool:
+    return (Path(path) / COURSE_FILE).is_file()
+
+
+__all__ = ["Course", "ModuleSlot", "Part", "load_course", "load_module_file", "is_course_dir", "MarkedDict"]

@@ -1,0 +1,101 @@
+"""From a drill to a run request, and from a run result to a drill outcome.
+
+This is where the lesson format meets the sandbox and the judge; the app and
+``pytorch-tutor check`` both go through it, so a learner and an author see the
+same grading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tutor.course.schema import Ask, Drill
+from tutor.judge import Verdict, judge
+from tutor.sandbox.protocol import AskSpec, ErrorInfo, RunRequest
+from tutor.sandbox.client import RunResult
+
+
+def request_for(drill: Drill, code: str | None = None) -> RunRequest:
+    """The run request for ``drill``, optionally with the learner's edited code."""
+    asks = tuple(
+        AskSpec(a.key, a.expr, "raises" if a.kind == "error" and a.expr else "value") for a in drill.asks
+    )
+    return RunRequest(code=drill.code if code is None else code, setup=drill.setup, check=drill.check,
+                      asks=asks, timeout=drill.timeout)
+
+
+@dataclass
+class AskOutcome:
+    ask: Ask
+    answer: str
+    verdict: Verdict | None = None  # None when the value could not be observed
+    problem: str = ""  # why it could not be observed
+
+    @property
+    def correct(self) -> bool:
+        return self.verdict is not None and self.verdict.correct
+
+
+@dataclass
+class DrillOutcome:
+    result: RunResult
+    asks: list[AskOutcome] = field(default_factory=list)
+
+    @property
+    def error(self) -> ErrorInfo | None:
+        return self.result.observation.error if self.result.observation else None
+
+    @property
+    def check(self) -> str:
+        return self.result.observation.check if self.result.observation else "skipped"
+
+    @property
+    def fence(self) -> list[str]:
+        return self.result.observation.fence if self.result.observation else []
+
+    @property
+    def predictions_correct(self) -> bool:
+        return self.result.ok and bool(self.asks) and all(a.correct for a in self.asks)
+
+    @property
+    def unreadable(self) -> list[AskOutcome]:
+        return [a for a in self.asks if a.verdict is not None and not a.verdict.readable]
+
+    def first_divergence(self) -> str:
+        """The first place, in ask order, where prediction and observation part ways."""
+        if not self.result.ok:
+            return self.result.message
+        for outcome in self.asks:
+            if outcome.problem:
+                return f"{outcome.ask.question} — {outcome.problem}"
+            if outcome.verdict and outcome.verdict.divergence:
+                return outcome.verdict.divergence
+        return ""
+
+
+def describe_error(error: ErrorInfo) -> str:
+    where = f" (line {error.line} of the {error.phase})" if error.line else f" (in the {error.phase})"
+    return f"{error.type}: {error.message}{where}"
+
+
+def grade(drill: Drill, answers: dict[str, str], result: RunResult) -> DrillOutcome:
+    """Judge each answer (keyed by ask key) against what the run observed."""
+    outcome = DrillOutcome(result)
+    observation = result.observation
+    for ask in drill.asks:
+        answer = answers.get(ask.key, "")
+        if observation is None:
+            outcome.asks.append(AskOutcome(ask, answer, problem=result.message))
+            continue
+        observed = observation.asks.get(ask.key)
+        if observed is None or observed.value is None:
+            if observed is not None and observed.error is not None:
+                why = "evaluating it raised " + describe_error(observed.error)
+            elif observation.error is not None:
+                why = "the code raised " + describe_error(observation.error)
+            else:
+                why = "it was not observed"
+            outcome.asks.append(AskOutcome(ask, answer, problem=why))
+            continue
+        outcome.asks.append(AskOutcome(ask, answer, judge(ask, answer, observed.value, drill.wrong_answers)))
+    return outcome

@@ -1,0 +1,40 @@
+"""Every path the tutor reads or writes, in one place."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+from pathlib import Path
+
+import platformdirs
+
+HOME_ENV = "PYTORCH_TUTOR_HOME"  # overrides where profiles live (tests, instructors' labs)
+APP_NAME = "pytorch-tutor"
+
+
+def builtin_course_dir() -> Path:
+    """The course that ships with the tutor (``lessons/`` in a checkout, ``tutor/course_data`` in a wheel)."""
+    spec = importlib.util.find_spec("tutor.course_data")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(list(spec.submodule_search_locations)[0])
+    return Path(__file__).resolve().parent.parent / "lessons"
+
+
+def data_dir() -> Path:
+    override = os.environ.get(HOME_ENV)
+    path = Path(override).expanduser() if override else platformdirs.user_data_path(APP_NAME)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def valid_profile_name(name: str) -> bool:
+    return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name))
+
+
+def profile_path(name: str = "default") -> Path:
+    if not valid_profile_name(name):
+        raise ValueError(f"profile name {name!r}: use letters, digits, '.', '_' or '-' (at most 64)")
+    directory = data_dir() / "profiles"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory / f"{name}.sqlite"
