@@ -46,9 +46,9 @@ def _number(value: Any) -> str:
             return "nan"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
-        text = f"{value:.6g}"
-        # torch prints whole floats as "2.", which also keeps them apart from ints
-        return text + "." if text.lstrip("-").isdigit() else text
+        if value.is_integer() and abs(value) < 1e16:
+            return f"{int(value)}."  # torch's spelling of a whole float, and every digit kept
+        return f"{value:.6g}"
     return str(value)
 
 

@@ -185,7 +185,8 @@ def parse_error(text: str) -> str:
 
 
 def parse_choice(text: str, options: tuple[str, ...]) -> int:
-    key = text.strip().strip(".)('\"`").strip()
+    labelled = re.match(r"^\(?([a-zA-Z])[).:]\s", text.strip())  # "b) a copy", as the options are shown
+    key = labelled.group(1) if labelled else text.strip().strip(".)('\"`").strip()
     lowered = key.lower()
     if len(lowered) == 1 and "a" <= lowered <= "z":
         index = ord(lowered) - ord("a")

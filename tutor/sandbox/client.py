@@ -101,6 +101,7 @@ class Sandbox:
         self.python = python or sys.executable
         self.output_limit = output_limit
         self.start_timeout = start_timeout
+        self.live: set[int] = set()  # process groups of runs in flight: each is killed before run() returns
 
     async def run(self, request: RunRequest) -> RunResult:
         scratch = tempfile.mkdtemp(prefix="pytorch-tutor-run-")
@@ -113,9 +114,11 @@ class Sandbox:
         except OSError as exc:
             shutil.rmtree(scratch, ignore_errors=True)
             return RunResult("failed_to_start", message=f"Could not start the sandbox: {exc}")
+        self.live.add(proc.pid)
         try:
             return await self._supervise(proc, request)
         finally:
+            self.live.discard(proc.pid)
             _kill_group(proc.pid)
             try:
                 await asyncio.wait_for(proc.wait(), 5)

@@ -1,0 +1,45 @@
+import math
+
+import torch
+
+from capstone.model import GPT, GPTConfig
+
+
+def test_default_config_has_exactly_875264_parameters():
+    model = GPT(GPTConfig())
+    assert model.num_parameters() == 875_264
+    # The head is tied, not a second 512 x 128 matrix.
+    assert model.head.weight is model.tok_emb.weight
+    assert sum(p.numel() for p in model.state_dict().values()) == 875_264 + 512 * 128
+
+
+def test_layer_names_later_modules_depend_on():
+    names = {name for name, _ in GPT(GPTConfig()).named_modules()}
+    for i in range(4):
+        for leaf in ("attn.qkv", "attn.proj", "mlp.fc", "mlp.proj"):
+            assert f"blocks.{i}.{leaf}" in names
+
+
+def test_init_starts_near_uniform_prediction():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig())
+    idx, targets = torch.randint(512, (2, 4, 128))
+    logits, loss = model(idx, targets)
+    assert logits.shape == (4, 128, 512)
+    assert abs(loss.item() - math.log(512)) < 0.1  # N(0, 0.02) init, not PyTorch's defaults
+    # Residual projections are scaled by 1/sqrt(2 * n_layer).
+    assert abs(model.blocks[0].mlp.proj.weight.std().item() - 0.02 / math.sqrt(8)) < 0.001
+
+
+def test_forward_without_targets_and_causality():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig()).eval()
+    idx = torch.randint(512, (1, 20))
+    logits, loss = model(idx)
+    assert loss is None
+    changed = idx.clone()
+    changed[0, 10] = (changed[0, 10] + 1) % 512
+    logits2, _ = model(changed)
+    # Positions before the change cannot see it; the changed position and later ones do.
+    assert torch.equal(logits[0, :10], logits2[0, :10])
+    assert not torch.allclose(logits[0, 10], logits2[0, 10])

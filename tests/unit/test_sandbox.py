@@ -1,0 +1,158 @@
+"""The first sandbox: the course's fence rules, and failures that never hurt the parent."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import pytest
+
+from tutor.sandbox.client import Sandbox, run_sync
+from tutor.sandbox.protocol import AskSpec, BadResult, RunRequest, parse_observation
+
+pytestmark = pytest.mark.slow
+
+
+def run(code: str, setup: str = "import torch", asks=(), check: str = "", timeout: float = 10.0):
+    return run_sync(RunRequest(code=code, setup=setup, asks=tuple(asks), check=check, timeout=timeout))
+
+
+def test_observes_tensors_asks_and_storage_sharing():
+    result = run("y = x.t()\nz = x.clone()\nprint('hi')", setup="import torch\nx = torch.arange(6.).reshape(2, 3)",
+                 asks=[AskSpec("y.stride()", "y.stride()"), AskSpec("raises", None)],
+                 check="assert y.data_ptr() == x.data_ptr()")
+    assert result.ok, result.message
+    obs = result.observation
+    assert obs.asks["y.stride()"].value == {"type": "tuple", "items": [{"type": "int", "value": 1},
+                                                                       {"type": "int", "value": 3}]}
+    assert obs.asks["raises"].value == {"type": "none", "no_error": True}
+    assert obs.check == "passed"
+    y = obs.variables["y"]
+    assert y["shape"] == [3, 2] and y["stride"] == [1, 3] and y["is_contiguous"] is False
+    assert y["shares_storage_with"] == ["x"] and obs.variables["z"]["shares_storage_with"] == []
+    assert y["values"] == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    assert result.output == "hi\n"
+
+
+def test_seeded_fresh_namespace_each_run():
+    first = run("r = torch.rand(1).item()", asks=[AskSpec("r", "r")])
+    second = run("r = torch.rand(1).item()", asks=[AskSpec("r", "r")])
+    assert first.observation.asks["r"].value == second.observation.asks["r"].value
+    leak = run("leftover = 1")
+    assert leak.ok
+    probe = run("", asks=[AskSpec("raises", "leftover", "raises")])
+    assert probe.observation.asks["raises"].value["name"] == "NameError"
+
+
+def test_autograd_fields_and_grad():
+    result = run("w = torch.tensor([2.0], requires_grad=True)\nloss = (w * 3).sum()\nloss.backward()")
+    w, loss = result.observation.variables["w"], result.observation.variables["loss"]
+    assert w["is_leaf"] and w["requires_grad"] and w["grad"]["values"] == [3.0]
+    assert loss["grad_fn"] == "SumBackward0" and not loss["is_leaf"]
+
+
+def test_code_exception_has_type_message_and_line():
+    result = run("a = 1\nb = x.view(6)", setup="import torch\nx = torch.zeros(2, 3).t()",
+                 asks=[AskSpec("raises", None)])
+    error = result.observation.error
+    assert error.phase == "code" and error.type == "RuntimeError" and error.line == 2
+    assert result.observation.asks["raises"].value["name"] == "RuntimeError"
+
+
+@pytest.mark.parametrize("code,rule", [
+    ("torch.set_default_dtype(torch.float64)", "default dtype"),
+    ("torch.set_num_threads(1)", "thread count"),
+    ("torch.set_grad_enabled(False)", "grad mode"),
+    ("torch.use_deterministic_algorithms(True)", "deterministic algorithms"),
+    ("torch.backends.quantized.engine = 'qnnpack'", "quantized engine"),
+])
+def test_each_global_state_leak_fails_the_fence(code, rule):
+    result = run(code)
+    assert result.ok
+    assert any(rule in f for f in result.observation.fence), result.observation.fence
+
+
+def test_restored_state_passes_the_fence():
+    result = run("with torch.no_grad():\n    y = torch.ones(2) * 2")
+    assert result.observation.fence == []
+
+
+def test_network_sockets_are_refused():
+    result = run("import socket\ns = socket.socket()\ns.connect(('127.0.0.1', 9))", setup="")
+    assert result.observation.error.type == "PermissionError"
+    assert "refused" in result.observation.error.message
+
+
+def test_timeout_kills_the_whole_group():
+    started = time.monotonic()
+    result = run("import subprocess, time\np = subprocess.Popen(['sleep', '300'])\nopen('pid', 'w').write(str(p.pid))"
+                 "\ntime.sleep(300)", setup="", timeout=1.5)
+    assert result.status == "timeout" and "1.5 s" in result.message
+    assert time.monotonic() - started < 30
+
+
+def test_cancelling_a_run_kills_the_child():
+    async def go() -> int:
+        sandbox = Sandbox()
+        task = asyncio.create_task(sandbox.run(RunRequest(code="import time\ntime.sleep(300)", timeout=60)))
+        while not sandbox.live:
+            await asyncio.sleep(0.05)
+        (group,) = sandbox.live
+        await asyncio.sleep(1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not sandbox.live
+        return group
+
+    group = asyncio.run(go())
+    with pytest.raises(ProcessLookupError):
+        os.killpg(group, 0)
+
+
+def test_output_flood_is_capped():
+    result = run("import sys\nfor _ in range(2000):\n    sys.stdout.write('A' * 1000)", setup="")
+    assert result.ok
+    assert len(result.output) <= 64 * 1024 and result.output_truncated > 1_000_000
+
+
+def test_escape_sequences_are_inert():
+    result = run("print('\\x1b[2J\\x1b]0;title\\x07hello\\x00')", setup="")
+    assert result.output.startswith("hello") and "\x1b" not in result.output and "\x00" not in result.output
+
+
+def test_crash_and_early_exit_are_reported():
+    crash = run("import ctypes\nctypes.string_at(0)", setup="")
+    assert crash.status == "crashed" and "SIGSEGV" in crash.message
+    gone = run("import os\nos._exit(3)", setup="")
+    assert gone.status == "no_result" and "exit code 3" in gone.message
+
+
+def test_input_gets_eof_instead_of_hanging():
+    result = run("input()", setup="", timeout=3)
+    assert result.observation.error.type == "EOFError"
+
+
+def test_system_exit_is_a_snippet_error():
+    result = run("raise SystemExit(3)", setup="")
+    assert result.ok and result.observation.error.type == "SystemExit"
+
+
+def test_secrets_in_the_parent_environment_do_not_reach_the_child(monkeypatch):
+    monkeypatch.setenv("SECRET_TOKEN", "hunter2")
+    result = run("import os\ntoken = os.environ.get('SECRET_TOKEN')\nenv = open('/proc/self/environ').read()",
+                 setup="")
+    assert result.observation.variables["token"] == {"type": "none"}
+    assert "hunter2" not in result.observation.variables["env"]["value"]
+
+
+def test_parent_refuses_hostile_results():
+    with pytest.raises(BadResult, match="deeper"):
+        parse_observation(b"[" * 200_000)
+    with pytest.raises(BadResult, match="larger"):
+        parse_observation(b" " * (2 << 20))
+    with pytest.raises(BadResult):
+        parse_observation(b'{"protocol": 1, "asks": {"x": {"value": {"type": "pickle"}}}}')
+    with pytest.raises(BadResult):
+        parse_observation(b"not json")

@@ -1,0 +1,1 @@
+"""The Textual user interface. The only part of the tutor that imports Textual."""

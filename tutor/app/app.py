@@ -1,0 +1,78 @@
+"""The Textual application: wires the session and the sandbox to the screens."""
+
+from __future__ import annotations
+
+from textual.app import App
+from textual.binding import Binding
+
+from tutor.app.commands import ModuleCommands
+from tutor.app.screens.drill import DrillScreen
+from tutor.app.screens.help import HelpScreen
+from tutor.app.screens.map import MapScreen
+from tutor.app.screens.self_check import SelfCheckScreen
+from tutor.course.loader import Course
+from tutor.progress.store import ProfileStore
+from tutor.sandbox.client import Sandbox
+from tutor.session import SELF_CHECKS, Session
+
+
+class TutorApp(App):
+    CSS_PATH = "tutor.tcss"
+    TITLE = "pytorch-tutor"
+    COMMANDS = App.COMMANDS | {ModuleCommands}
+    BINDINGS = [
+        Binding("f1", "help", "Help"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(self, course: Course, store: ProfileStore, sandbox: Sandbox | None = None,
+                 profile_name: str = "default"):
+        super().__init__()
+        self.session = Session(course, store)
+        self.sandbox = sandbox or Sandbox()
+        self.sub_title = f"profile: {profile_name}"
+
+    def on_mount(self) -> None:
+        self.push_screen(MapScreen())
+        store = self.session.store
+        if store.notice:
+            self.notify(store.notice, title="Profile moved aside", severity="warning", timeout=20)
+        broken = [s.id for s in self.session.course.slots if s.is_broken]
+        if self.session.course.errors or broken:
+            detail = f"modules {', '.join(broken)} are broken" if broken else "the course file has problems"
+            self.notify(f"Some lessons could not be loaded: {detail}. Select one on the map for details.",
+                        severity="warning", timeout=10)
+        resume = self.session.resume_point()
+        if resume is not None:
+            self.open_item(*resume)
+            self.notify(f"Welcome back: resuming module {resume[0]}.", timeout=4)
+
+    def open_module(self, module_id: str) -> None:
+        """Open a module at its first unfinished drill, or say why it is closed."""
+        if not self.session.can_open(module_id):
+            state = self.session.state(module_id)
+            self.notify(f"Module {module_id} is {state.status.value}: {state.reason}", severity="warning")
+            return
+        self.open_item(module_id, self.session.entry_point(module_id))
+
+    def open_item(self, module_id: str, item: str) -> None:
+        """Show a drill or the self-check, replacing the drill or self-check on screen, if any."""
+        screen = SelfCheckScreen(module_id) if item == SELF_CHECKS else DrillScreen(module_id, item)
+        self.session.visit(module_id, item)
+        if isinstance(self.screen, (DrillScreen, SelfCheckScreen)):
+            self.switch_screen(screen)
+        else:
+            self.push_screen(screen)
+
+    def back_to_map(self) -> None:
+        while isinstance(self.screen, (DrillScreen, SelfCheckScreen)):
+            self.pop_screen()
+
+    def announce_unlocked(self, unlocked: list[str]) -> None:
+        if unlocked:
+            names = ", ".join(f"{m} {self.session.slot(m).title}" for m in unlocked)
+            self.notify(f"Unlocked: {names}", title="Module done", timeout=8)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())

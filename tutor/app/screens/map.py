@@ -1,0 +1,131 @@
+"""The module map: every module by part, its state, and why a locked one is locked."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+
+from tutor.course.graph import Status
+from tutor.safe_text import inert
+
+STATUS_STYLE = {
+    Status.DONE: ("✓", "green"),
+    Status.IN_PROGRESS: ("◐", "yellow"),
+    Status.OPEN: ("○", "bold"),
+    Status.LOCKED: ("·", "dim"),
+    Status.COMING: ("…", "dim italic"),
+    Status.BROKEN: ("✗", "red"),
+}
+
+
+class MapScreen(Screen):
+    BINDINGS = [
+        Binding("enter", "open", "Open", show=True),
+        Binding("question_mark", "app.help", "Help", show=False),
+        Binding("q", "app.quit", "Quit", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="map-body"):
+            yield OptionList(id="modules")
+            yield Static(id="details")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_map()
+        self.query_one("#modules", OptionList).focus()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_map()
+
+    def refresh_map(self) -> None:
+        session = self.app.session
+        course = session.course
+        modules = self.query_one("#modules", OptionList)
+        highlighted = modules.highlighted_option.id if modules.highlighted_option else None
+        options: list[Option] = []
+        for part in course.parts:
+            slots = [s for s in course.slots if s.part == part.id]
+            if not slots:
+                continue
+            span = f"{slots[0].id}–{slots[-1].id}" if len(slots) > 1 else slots[0].id
+            options.append(Option(Text(f"{inert(part.title)} ({span})", style="bold underline"), disabled=True))
+            for slot in slots:
+                state = session.state(slot.id)
+                icon, style = STATUS_STYLE[state.status]
+                line = Text.assemble((f"{icon} ", style), (f"{slot.id}  ", "bold"), (inert(slot.title), style))
+                label = state.status.value if state.status != Status.LOCKED else state.reason
+                line.append(f"  {label}", style="dim")
+                options.append(Option(line, id=slot.id))
+        orphans = [s for s in course.slots if s.part not in {p.id for p in course.parts}]
+        for slot in orphans:
+            options.append(Option(Text(f"{slot.id}  {inert(slot.title)}"), id=slot.id))
+        modules.clear_options()
+        modules.add_options(options)
+        target = highlighted or self._first_open()
+        if target is not None:
+            try:
+                modules.highlighted = modules.get_option_index(target)
+            except Exception:  # the option vanished (a reloaded course): keep the default
+                pass
+        self.show_details(target)
+
+    def _first_open(self) -> str | None:
+        session = self.app.session
+        for slot in session.course.slots:
+            if session.state(slot.id).status in (Status.IN_PROGRESS, Status.OPEN):
+                return slot.id
+        return session.course.slots[0].id if session.course.slots else None
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self.show_details(event.option.id)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id:
+            self.app.open_module(event.option.id)
+
+    def action_open(self) -> None:
+        option = self.query_one("#modules", OptionList).highlighted_option
+        if option is not None and option.id:
+            self.app.open_module(option.id)
+
+    def show_details(self, module_id: str | None) -> None:
+        details = self.query_one("#details", Static)
+        session = self.app.session
+        if module_id is None or session.slot(module_id) is None:
+            errors = session.course.errors
+            details.update(Text("\n".join(inert(str(e)) for e in errors) or "No modules.", style="red"))
+            return
+        slot = session.slot(module_id)
+        state = session.state(module_id)
+        text = Text()
+        text.append(f"{slot.id}  {inert(slot.title)}\n", style="bold")
+        text.append(f"\n{state.status.value.capitalize()}", style=STATUS_STYLE[state.status][1])
+        if state.status == Status.LOCKED:
+            text.append(f" — {state.reason}")
+        text.append("\n")
+        if slot.requires:
+            text.append(f"Requires: {', '.join(slot.requires)}\n", style="dim")
+        if slot.module is not None:
+            progress = session.progress.of(slot.id)
+            module = slot.module
+            answered = progress.self_checks_answered & {c.id for c in module.self_checks}
+            text.append(f"\nDrills verified: {len(progress.drills_done)}/{len(module.drills)}\n")
+            text.append(f"Self-check answered: {len(answered)}/{len(module.self_checks)}\n")
+            if module.intro.strip():
+                text.append("\n" + inert(module.intro.strip()) + "\n", style="italic")
+            if state.status in (Status.OPEN, Status.IN_PROGRESS, Status.DONE):
+                text.append("\nPress Enter to open.", style="dim")
+        elif slot.is_broken:
+            text.append("\nThis module's lesson file has errors:\n", style="red")
+            for error in slot.errors[:12]:
+                text.append(inert(str(error)) + "\n", style="red")
+        else:
+            text.append("\nThis lesson has not been written yet.", style="dim")
+        details.update(text)

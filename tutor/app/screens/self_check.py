@@ -1,0 +1,127 @@
+"""The self-check that closes a module: interview-style questions, one at a time."""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Markdown, Static
+
+from tutor.safe_text import inert
+
+
+class SelfCheckScreen(Screen):
+    BINDINGS = [
+        Binding("ctrl+n", "next", "Next question", priority=True),
+        Binding("ctrl+o", "previous", "Previous", priority=True),
+        Binding("escape", "map", "Map", priority=True),
+    ]
+
+    def __init__(self, module_id: str):
+        super().__init__()
+        self.module_id = module_id
+        module = self.app.session.module(module_id)
+        assert module is not None and module.self_checks, f"module {module_id} has no self-check"
+        self.module = module
+        unanswered = [i for i, c in enumerate(module.self_checks)
+                      if not self.app.session.self_check_answered(module_id, c.id)]
+        self.index = unanswered[0] if unanswered else 0
+        self._clock = time.monotonic()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(classes="drill-scroll"):
+            yield Static("", id="where", classes="where")
+            yield Markdown("", id="question")
+            yield Static("", id="options")
+            yield Input(id="answer")
+            yield Static("", id="problem", classes="answer-problem")
+            yield Static("", id="status")
+            yield Markdown("", id="model-answer")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.show_question()
+
+    @property
+    def check(self):
+        return self.module.self_checks[self.index]
+
+    def show_question(self) -> None:
+        check = self.check
+        slot = self.app.session.slot(self.module_id)
+        total = len(self.module.self_checks)
+        self.query_one("#where", Static).update(
+            Text(f"{self.module_id} · {inert(slot.title)} — self-check {self.index + 1}/{total}"))
+        self.query_one("#question", Markdown).update(inert(check.question))
+        options = "\n".join(f"  {chr(ord('a') + i)}) {inert(o)}" for i, o in enumerate(check.options))
+        self.query_one("#options", Static).update(Text(options))
+        answer = self.query_one("#answer", Input)
+        answer.value = ""
+        answer.placeholder = ("Your answer: a letter" if check.is_choice
+                              else "Your answer in a sentence or two, then Enter to see the model answer")
+        answer.focus()
+        self.query_one("#problem", Static).remove_class("-shown")
+        model = self.query_one("#model-answer", Markdown)
+        model.update("")
+        model.remove_class("-shown")
+        answered = self.app.session.self_check_answered(self.module_id, check.id)
+        self.set_status("You answered this before; answer again or ctrl+n." if answered
+                        else "Answer as you would in an interview, then press Enter.")
+        self._clock = time.monotonic()
+
+    def set_status(self, message: str) -> None:
+        self.query_one("#status", Static).update(Text(message))
+
+    @on(Input.Submitted, "#answer")
+    def submit(self, event: Input.Submitted) -> None:
+        seconds = time.monotonic() - self._clock
+        result, unlocked = self.app.session.answer_self_check(self.module_id, self.check, event.value, seconds)
+        problem = self.query_one("#problem", Static)
+        if result.problem:
+            problem.update(Text(result.problem))
+            problem.add_class("-shown")
+            return
+        problem.update("")
+        problem.remove_class("-shown")
+        check = self.check
+        if result.correct is True:
+            verdict = "Right."
+        elif result.correct is False:
+            right = f"{chr(ord('a') + check.correct)}) {check.options[check.correct]}"
+            verdict = f"Not quite: the answer is {right}."
+        else:
+            verdict = "Compare your answer with the model answer below."
+        model = self.query_one("#model-answer", Markdown)
+        model.update(f"### {verdict}\n\n" + inert(check.answer))
+        model.add_class("-shown")
+        last = self.index + 1 == len(self.module.self_checks)
+        if self.module_id in self.app.session.progress.done:
+            self.set_status(f"Module {self.module_id} is done ✓  ctrl+n returns to the map.")
+        elif last:
+            self.set_status("That was the last question. ctrl+n returns to the map.")
+        else:
+            self.set_status("ctrl+n for the next question.")
+        self.app.announce_unlocked(unlocked)
+
+    def action_next(self) -> None:
+        if self.index + 1 < len(self.module.self_checks):
+            self.index += 1
+            self.show_question()
+        else:
+            self.app.back_to_map()
+
+    def action_previous(self) -> None:
+        if self.index > 0:
+            self.index -= 1
+            self.show_question()
+        else:
+            self.app.open_item(self.module_id, self.module.drills[-1].id)
+
+    def action_map(self) -> None:
+        self.app.back_to_map()

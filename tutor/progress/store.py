@@ -1,0 +1,149 @@
+"""The profile store: one SQLite file per profile, append-only attempts.
+
+Progress is never stored, only derived from attempts (see ``summary``), so it
+cannot drift from the history. A damaged file is moved aside, never deleted,
+and a fresh profile starts: the learner loses nothing that could be saved.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS attempts (
+    id INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    module TEXT NOT NULL,
+    item TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    answers TEXT NOT NULL,
+    observed TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    correct INTEGER NOT NULL,
+    seconds REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS attempts_by_item ON attempts (module, item);
+CREATE TABLE IF NOT EXISTS position (key TEXT PRIMARY KEY, module TEXT NOT NULL, item TEXT NOT NULL, at TEXT NOT NULL);
+"""
+
+KINDS = ("prediction", "repair", "experiment", "self_check")
+
+
+class ProfileError(Exception):
+    """The profile cannot be used (for example, written by a newer tutor)."""
+
+
+@dataclass
+class Attempt:
+    module: str
+    item: str  # a drill id or a self-check id
+    kind: str  # prediction | repair | experiment | self_check
+    correct: bool
+    answers: dict[str, Any] = field(default_factory=dict)
+    observed: dict[str, Any] = field(default_factory=dict)
+    verdict: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    at: str = ""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class ProfileStore:
+    def __init__(self, connection: sqlite3.Connection, path: Path, notice: str = ""):
+        self._db = connection
+        self.path = path
+        self.notice = notice  # shown once to the learner, e.g. after a damaged file was moved aside
+
+    @classmethod
+    def open(cls, path: Path) -> "ProfileStore":
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return cls(_connect(path), path)
+        except sqlite3.DatabaseError as exc:
+            aside = path.with_name(f"{path.stem}.damaged-{time.strftime('%Y%m%d-%H%M%S')}{path.suffix}")
+            path.rename(aside)
+            for suffix in ("-wal", "-shm", "-journal"):
+                leftover = path.with_name(path.name + suffix)
+                if leftover.exists():
+                    leftover.rename(aside.with_name(aside.name + suffix))
+            notice = (f"Your profile file could not be read ({exc}). It was moved aside to {aside} "
+                      "and a fresh profile was started; nothing was deleted.")
+            return cls(_connect(path), path, notice)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def record(self, attempt: Attempt) -> None:
+        if attempt.kind not in KINDS:
+            raise ValueError(f"unknown attempt kind {attempt.kind!r}")
+        with self._db:
+            self._db.execute(
+                "INSERT INTO attempts (at, module, item, kind, answers, observed, verdict, correct, seconds) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (attempt.at or _now(), attempt.module, attempt.item, attempt.kind, json.dumps(attempt.answers),
+                 json.dumps(attempt.observed), json.dumps(attempt.verdict), int(attempt.correct),
+                 float(attempt.seconds)),
+            )
+
+    def attempts(self, module: str | None = None) -> list[Attempt]:
+        query = "SELECT module, item, kind, correct, answers, observed, verdict, seconds, at FROM attempts"
+        args: tuple = ()
+        if module is not None:
+            query += " WHERE module = ?"
+            args = (module,)
+        rows = self._db.execute(query + " ORDER BY id", args).fetchall()
+        return [Attempt(m, i, k, bool(c), _json(a), _json(o), _json(v), s, at) for m, i, k, c, a, o, v, s, at in rows]
+
+    def set_position(self, module: str, item: str) -> None:
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO position (key, module, item, at) VALUES ('last', ?, ?, ?)",
+                             (module, item, _now()))
+
+    def position(self) -> tuple[str, str] | None:
+        row = self._db.execute("SELECT module, item FROM position WHERE key = 'last'").fetchone()
+        return (row[0], row[1]) if row else None
+
+
+def _json(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, timeout=5.0)
+    try:
+        if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+            raise sqlite3.DatabaseError("the database failed its integrity check")
+        db.executescript(_SCHEMA)
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None:
+            with db:
+                db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        elif not row[0].isdigit():
+            raise sqlite3.DatabaseError("the profile's schema version is unreadable")
+        elif int(row[0]) > SCHEMA_VERSION:
+            db.close()
+            raise ProfileError(f"{path} was written by a newer pytorch-tutor (profile schema {row[0]}); "
+                               "update pytorch-tutor to use it")
+        columns = {r[1] for r in db.execute("PRAGMA table_info(attempts)")}
+        if not {"module", "item", "kind", "correct"} <= columns:
+            raise sqlite3.DatabaseError("the profile's tables are not the tutor's")
+    except sqlite3.DatabaseError:
+        db.close()
+        raise
+    return db

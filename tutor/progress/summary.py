@@ -1,0 +1,73 @@
+"""Progress derived from the attempt history: what is done, started, answered."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tutor.course.graph import ModuleState, module_states
+from tutor.course.loader import Course
+from tutor.course.schema import Module
+from tutor.progress.store import Attempt
+
+
+@dataclass
+class ModuleProgress:
+    drills_done: set[str] = field(default_factory=set)
+    predicted: set[str] = field(default_factory=set)  # drills whose predictions were eventually right
+    repaired: set[str] = field(default_factory=set)
+    first_try: set[str] = field(default_factory=set)  # right on the first attempt
+    self_checks_answered: set[str] = field(default_factory=set)
+    attempts: int = 0
+    last_at: str = ""
+
+
+@dataclass
+class CourseProgress:
+    modules: dict[str, ModuleProgress]
+    done: set[str]
+    started: set[str]
+    states: dict[str, ModuleState]
+
+    def of(self, module_id: str) -> ModuleProgress:
+        return self.modules.get(module_id) or ModuleProgress()
+
+
+def drill_done(module: Module, progress: ModuleProgress, drill_id: str) -> bool:
+    drill = module.drill(drill_id)
+    if drill is None:
+        return False
+    return drill_id in progress.predicted and (not drill.is_repair or drill_id in progress.repaired)
+
+
+def summarise(course: Course, attempts: list[Attempt], position: tuple[str, str] | None = None) -> CourseProgress:
+    modules: dict[str, ModuleProgress] = {}
+    seen_drills: set[tuple[str, str]] = set()
+    for a in attempts:
+        p = modules.setdefault(a.module, ModuleProgress())
+        p.attempts += 1
+        p.last_at = max(p.last_at, a.at)
+        if a.kind == "prediction":
+            if (a.module, a.item) not in seen_drills and a.correct:
+                p.first_try.add(a.item)
+            seen_drills.add((a.module, a.item))
+            if a.correct:
+                p.predicted.add(a.item)
+        elif a.kind == "repair" and a.correct:
+            p.repaired.add(a.item)
+        elif a.kind == "self_check":
+            p.self_checks_answered.add(a.item)
+
+    done: set[str] = set()
+    for module in course.modules():
+        p = modules.get(module.id)
+        if p is None:
+            continue
+        p.drills_done = {d.id for d in module.drills if drill_done(module, p, d.id)}
+        all_drills = len(p.drills_done) == len(module.drills)
+        all_checks = {c.id for c in module.self_checks} <= p.self_checks_answered
+        if all_drills and all_checks:
+            done.add(module.id)
+    started = {m for m, p in modules.items() if p.attempts}
+    if position:
+        started.add(position[0])
+    return CourseProgress(modules, done, started, module_states(course, done, started))

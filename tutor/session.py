@@ -1,0 +1,185 @@
+"""A learner's session: the course, their profile, and what happens next.
+
+This is the app's model, free of Textual so that other front ends (and tests)
+drive exactly the same rules: which modules open, when a drill counts as
+verified, what is recorded for each attempt, where a relaunch resumes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tutor.course.graph import ModuleState, Status
+from tutor.course.loader import Course, ModuleSlot
+from tutor.course.schema import Drill, Module, SelfCheck
+from tutor.grading import DrillOutcome
+from tutor.judge import AnswerError, parse_answer
+from tutor.progress.store import Attempt, ProfileStore
+from tutor.progress.summary import CourseProgress, summarise
+
+SELF_CHECKS = "self-check"  # the position item for a module's self-check questions
+
+OPENABLE = (Status.OPEN, Status.IN_PROGRESS, Status.DONE)
+
+
+@dataclass(frozen=True)
+class SelfCheckResult:
+    correct: bool | None  # None for free-text questions: the learner compares with the model answer
+    problem: str = ""  # a multiple-choice answer that could not be read
+
+
+class Session:
+    def __init__(self, course: Course, store: ProfileStore):
+        self.course = course
+        self.store = store
+        self._progress: CourseProgress | None = None
+
+    # ---------------------------------------------------------------- reading
+
+    @property
+    def progress(self) -> CourseProgress:
+        if self._progress is None:
+            self._progress = summarise(self.course, self.store.attempts(), self.store.position())
+        return self._progress
+
+    def state(self, module_id: str) -> ModuleState:
+        return self.progress.states[module_id]
+
+    def can_open(self, module_id: str) -> bool:
+        return self.state(module_id).status in OPENABLE
+
+    def slot(self, module_id: str) -> ModuleSlot | None:
+        return self.course.slot(module_id)
+
+    def module(self, module_id: str) -> Module | None:
+        slot = self.course.slot(module_id)
+        return slot.module if slot else None
+
+    def drill_done(self, module_id: str, drill_id: str) -> bool:
+        return drill_id in self.progress.of(module_id).drills_done
+
+    def predicted(self, module_id: str, drill_id: str) -> bool:
+        return drill_id in self.progress.of(module_id).predicted
+
+    def self_check_answered(self, module_id: str, check_id: str) -> bool:
+        return check_id in self.progress.of(module_id).self_checks_answered
+
+    def resume_point(self) -> tuple[str, str] | None:
+        """Where the learner left off, if that module can still be opened."""
+        position = self.store.position()
+        if position is None:
+            return None
+        module_id, item = position
+        module = self.module(module_id)
+        if module is None or not self.can_open(module_id):
+            return None
+        if item != SELF_CHECKS and module.drill(item) is None:
+            return None
+        return position
+
+    def entry_point(self, module_id: str) -> str:
+        """Where opening a module lands: the first unfinished drill, else the self-check."""
+        module = self.module(module_id)
+        assert module is not None
+        for drill in module.drills:
+            if not self.drill_done(module_id, drill.id):
+                return drill.id
+        if module.self_checks and not all(self.self_check_answered(module_id, c.id) for c in module.self_checks):
+            return SELF_CHECKS
+        return module.drills[0].id
+
+    def next_after(self, module_id: str, drill_id: str) -> str | None:
+        """The drill after ``drill_id``, the self-check after the last drill, or None."""
+        module = self.module(module_id)
+        assert module is not None
+        ids = [d.id for d in module.drills]
+        index = ids.index(drill_id)
+        if index + 1 < len(ids):
+            return ids[index + 1]
+        return SELF_CHECKS if module.self_checks else None
+
+    def previous_before(self, module_id: str, drill_id: str) -> str | None:
+        module = self.module(module_id)
+        assert module is not None
+        ids = [d.id for d in module.drills]
+        index = ids.index(drill_id)
+        return ids[index - 1] if index > 0 else None
+
+    # ---------------------------------------------------------------- writing
+
+    def _changed(self) -> None:
+        self._progress = None
+
+    def visit(self, module_id: str, item: str) -> None:
+        self.store.set_position(module_id, item)
+        self._changed()
+
+    def record_prediction(self, module_id: str, drill: Drill, answers: dict[str, str], outcome: DrillOutcome,
+                          seconds: float) -> list[str]:
+        """Record a graded prediction; return the modules this newly unlocked."""
+        before = self._locked()
+        self.store.record(Attempt(
+            module=module_id, item=drill.id, kind="prediction", correct=outcome.predictions_correct,
+            answers=answers, observed=_observed(outcome), verdict=_verdicts(outcome), seconds=seconds,
+        ))
+        return self._newly_unlocked(before)
+
+    def record_code_run(self, module_id: str, drill: Drill, code: str, outcome: DrillOutcome, seconds: float,
+                        repair: bool) -> list[str]:
+        """Record an experiment or a repair attempt (correct when the check passes cleanly)."""
+        before = self._locked()
+        correct = outcome.result.ok and outcome.check == "passed" and not outcome.fence and outcome.error is None
+        self.store.record(Attempt(
+            module=module_id, item=drill.id, kind="repair" if repair else "experiment", correct=correct,
+            answers={"code": code}, observed=_observed(outcome), verdict={"check": outcome.check}, seconds=seconds,
+        ))
+        return self._newly_unlocked(before)
+
+    def answer_self_check(self, module_id: str, check: SelfCheck, answer: str,
+                          seconds: float) -> tuple[SelfCheckResult, list[str]]:
+        """Judge (multiple choice) or just record (free text) a self-check answer.
+
+        Returns the result and the modules this newly unlocked.
+        """
+        if check.is_choice:
+            try:
+                chosen = parse_answer("choice", answer, check.options)
+            except AnswerError as exc:
+                return SelfCheckResult(None, str(exc)), []
+            result = SelfCheckResult(chosen == check.correct)
+        else:
+            if not answer.strip():
+                return SelfCheckResult(None, "Write your answer first; then compare it with the model answer."), []
+            result = SelfCheckResult(None)
+        before = self._locked()
+        self.store.record(Attempt(
+            module=module_id, item=check.id, kind="self_check", correct=bool(result.correct),
+            answers={"answer": answer}, verdict={"correct": result.correct}, seconds=seconds,
+        ))
+        return result, self._newly_unlocked(before)
+
+    def _locked(self) -> set[str]:
+        return {m for m, state in self.progress.states.items() if state.status == Status.LOCKED}
+
+    def _newly_unlocked(self, locked_before: set[str]) -> list[str]:
+        self._changed()
+        return sorted(m for m in locked_before if self.progress.states[m].status in OPENABLE)
+
+
+def _observed(outcome: DrillOutcome) -> dict:
+    data: dict = {"status": outcome.result.status}
+    for a in outcome.asks:
+        if a.verdict is not None:
+            data[a.ask.key] = a.verdict.observed
+    return data
+
+
+def _verdicts(outcome: DrillOutcome) -> dict:
+    return {
+        a.ask.key: {
+            "correct": a.correct,
+            "divergence": a.verdict.divergence if a.verdict else a.problem,
+            "misconception": a.verdict.misconception if a.verdict else "",
+        }
+        for a in outcome.asks
+    }
