@@ -40,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("progress", help="print the profile's progress as a table")
 
+    sub.add_parser("doctor", help="show how snippets are isolated on this machine")
+
     p = sub.add_parser("capstone", help="build, train and evaluate the capstone GPT (see --help)",
                        add_help=False)
     p.add_argument("args", nargs=argparse.REMAINDER)
@@ -56,8 +58,6 @@ def _course_paths(args: argparse.Namespace) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["capstone"] or (len(argv) > 1 and "capstone" in argv and argv.index("capstone") == 0):
-        pass
     args = _parser().parse_args(argv)
     try:
         if args.command == "validate":
@@ -76,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
             from tutor.progress.report import print_progress
 
             return print_progress(args.profile, args.lessons, sys.stdout)
+        if args.command == "doctor":
+            from tutor.sandbox.doctor import print_report
+
+            return print_report(sys.stdout)
         if args.command == "capstone":
             from capstone.cli import main as capstone_main
 

@@ -30,9 +30,11 @@ class TutorApp(App):
         super().__init__()
         self.session = Session(course, store)
         self.sandbox = sandbox or Sandbox()
-        self.sub_title = f"profile: {profile_name}"
+        self.profile_name = profile_name
+        self.sub_title = f"profile: {profile_name} · sandbox: {self.sandbox.tier}"
 
     def on_mount(self) -> None:
+        self.run_worker(self._warm_sandbox(), group="sandbox-start", exit_on_error=False)
         self.push_screen(MapScreen())
         store = self.session.store
         if store.notice:
@@ -46,6 +48,17 @@ class TutorApp(App):
         if resume is not None:
             self.open_item(*resume)
             self.notify(f"Welcome back: resuming module {resume[0]}.", timeout=4)
+
+    async def _warm_sandbox(self) -> None:
+        try:
+            await self.sandbox.start()
+        except Exception as exc:  # noqa: BLE001 - runs still work cold; say so once
+            self.notify(f"The sandbox could not be prepared in advance ({exc}); runs will start cold.",
+                        severity="warning")
+        self.sub_title = f"profile: {self.profile_name} · sandbox: {self.sandbox.tier}"
+
+    async def on_unmount(self) -> None:
+        await self.sandbox.close()
 
     def open_module(self, module_id: str) -> None:
         """Open a module at its first unfinished drill, or say why it is closed."""

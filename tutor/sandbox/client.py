@@ -103,6 +103,17 @@ class Sandbox:
         self.start_timeout = start_timeout
         self.live: set[int] = set()  # process groups of runs in flight: each is killed before run() returns
 
+    @property
+    def tier(self) -> str:
+        """A short description of the isolation in force, for the status line and ``doctor``."""
+        return "process per run"
+
+    async def start(self) -> None:
+        """Prepare for the first run (the app calls this in the background at launch)."""
+
+    async def close(self) -> None:
+        """Stop anything :meth:`start` left running."""
+
     async def run(self, request: RunRequest) -> RunResult:
         scratch = tempfile.mkdtemp(prefix="pytorch-tutor-run-")
         try:
