@@ -1,0 +1,87 @@
+"""The command line, driven as a user would: exit codes and what is printed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tutor.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_validate_the_builtin_course(capsys):
+    assert main(["validate"]) == 0
+    out = capsys.readouterr().out
+    assert "38 modules in the course" in out and "validate: ok" in out
+
+
+def test_validate_reports_file_line_column(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text('format_version: 1\nmodule: "01"\ndrills:\n  - id: a\n    prompt: [unclosed\n')
+    assert main(["validate", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}:" in out and "invalid YAML" in out
+
+
+def test_validate_missing_path(tmp_path, capsys):
+    assert main(["validate", str(tmp_path / "nope")]) == 1
+    assert "no such file or directory" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_run_prints_what_it_observed(tmp_path, capsys):
+    snippet = tmp_path / "s.py"
+    snippet.write_text("import torch\nx = torch.ones(2, 3)\ny = x.t()\nprint('hello')\n")
+    assert main(["run", str(snippet)]) == 0
+    out = capsys.readouterr().out
+    assert "hello" in out
+    assert "y = tensor (3, 2) torch.float32 stride (1, 3)" in out and "shares storage with x" in out
+    assert out.rstrip().endswith("-- verdict: ok")
+
+
+@pytest.mark.slow
+def test_run_reports_errors_fence_rules_and_crashes(tmp_path, capsys):
+    snippet = tmp_path / "s.py"
+    snippet.write_text("import torch\ntorch.set_grad_enabled(False)\n")
+    assert main(["run", str(snippet)]) == 1
+    assert "fence rule broken: the grad mode changed from True to False" in capsys.readouterr().out
+    snippet.write_text("import os\nos.abort()\n")
+    assert main(["run", str(snippet)]) == 1
+    assert "killed by SIGABRT" in capsys.readouterr().out
+    snippet.write_text("x = 1 / 0\n")
+    assert main(["run", str(snippet)]) == 1
+    assert "ZeroDivisionError: division by zero (line 1 of the code)" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_check_passes_a_good_course_and_fails_a_false_claim(tmp_path, mini_course_dir, capsys):
+    assert main(["check", str(mini_course_dir), "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "check: ok — 5 drill(s)" in out and "slowest:" in out
+    module = tmp_path / "m.yaml"
+    text = (mini_course_dir / "01_first.yaml").read_text()
+    # a "wrong" answer that is in fact right must be caught
+    module.write_text(text.replace('answer: "(3, 1)"', 'answer: "(1, 3)"'))
+    assert main(["check", str(module), "--drill", "transpose-strides"]) == 1
+    out = capsys.readouterr().out
+    assert "wrong answer '(1, 3)' for 'y.stride()' is accepted" in out
+
+
+def test_progress_table(capsys):
+    assert main(["--profile", "learner-1", "progress"]) == 0
+    out = capsys.readouterr().out
+    assert "Profile 'learner-1'" in out and "0 of 3 written modules done" in out
+    assert main(["--profile", "../etc", "progress"]) == 2
+
+
+def test_console_script_help():
+    exe = Path(sys.executable).with_name("pytorch-tutor")
+    command = [str(exe)] if exe.exists() else [sys.executable, "-m", "tutor"]
+    out = subprocess.run(command + ["--help"], capture_output=True, text=True, check=True).stdout
+    for sub in ("validate", "check", "run", "progress", "doctor", "capstone"):
+        assert sub in out

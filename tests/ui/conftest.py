@@ -1,0 +1,52 @@
+"""Helpers for driving the real app with Pilot."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+from textual.widgets import Input, Markdown
+
+from tutor.app.app import TutorApp
+from tutor.course.loader import load_course
+from tutor.progress.store import ProfileStore
+
+SIZE = (120, 50)
+
+
+def text_of(widget) -> str:
+    """What the learner sees in a Static or Markdown widget, as plain text."""
+    if isinstance(widget, Markdown):
+        return widget.source or ""
+    console = Console(width=200, record=True, file=io.StringIO(), color_system=None)
+    console.print(widget.content)
+    return console.export_text()
+
+
+async def settle(app, pilot) -> None:
+    """Wait for every worker (the sandbox runs), then for the messages they posted."""
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def type_into(pilot, selector: str, text: str) -> None:
+    field = pilot.app.screen.query_one(selector, Input)
+    field.focus()
+    field.value = ""
+    await pilot.pause()
+    await pilot.press(*text) if text else None
+
+
+@pytest.fixture
+def make_app(tmp_path):
+    stores = []
+
+    def make(course_dir, profile="p.sqlite", **kwargs):
+        store = ProfileStore.open(tmp_path / profile)
+        stores.append(store)
+        return TutorApp(load_course(course_dir), store, **kwargs)
+
+    yield make
+    for store in stores:
+        store.close()
