@@ -90,14 +90,19 @@ async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillRe
     obs = result.observation
     assert obs is not None
     observes_code_error = any(a.observes_code_error for a in drill.asks)
-    if obs.error is not None and (obs.error.phase != "code" or not observes_code_error):
+    if drill.is_exercise:
+        if obs.error is None and obs.check == "passed":
+            problems.append("the starter already passes the check: an unsolved exercise must fail")
+        if obs.error is not None and obs.error.phase != "code":
+            problems.append(f"{obs.error.phase} raised {describe_error(obs.error)}")
+    elif obs.error is not None and (obs.error.phase != "code" or not observes_code_error):
         problems.append(f"{obs.error.phase} raised {describe_error(obs.error)}")
     if obs.fence:
         problems.extend(f"fence rule: {f}" for f in obs.fence)
     if drill.is_repair:
         if obs.check != "failed":
             problems.append(f"check should fail on the seeded bug, but it {obs.check}")
-    elif drill.check.strip() and obs.check != "passed":
+    elif not drill.is_exercise and drill.check.strip() and obs.check != "passed":
         problems.append(f"check {obs.check}: {obs.check_message}")
 
     outcome = grade(drill, {}, result)
@@ -122,7 +127,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillRe
             elif v.correct:
                 problems.append(f"wrong answer {wrong.answer!r} for {ask.key!r} is accepted: observed {v.observed}")
 
-    if drill.is_repair:
+    if drill.is_repair or drill.is_exercise:
         fixed = await sandbox.run(request_for(drill, code=drill.solution))
         fixed_obs = fixed.observation
         if not fixed.ok or fixed_obs is None:

@@ -38,3 +38,12 @@ def profile_path(name: str = "default") -> Path:
     directory = data_dir() / "profiles"
     directory.mkdir(parents=True, exist_ok=True)
     return directory / f"{name}.sqlite"
+
+
+def workspace_dir(profile: str = "default") -> Path:
+    """Where exercise files are written for the learner to edit in their own editor."""
+    if not valid_profile_name(profile):
+        raise ValueError(f"profile name {profile!r}: use letters, digits, '.', '_' or '-' (at most 64)")
+    path = data_dir() / "workspace" / profile
+    path.mkdir(parents=True, exist_ok=True)
+    return path

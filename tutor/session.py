@@ -115,22 +115,23 @@ class Session:
         self._changed()
 
     def record_prediction(self, module_id: str, drill: Drill, answers: dict[str, str], outcome: DrillOutcome,
-                          seconds: float) -> list[str]:
+                          seconds: float, confidence: int | None = None) -> list[str]:
         """Record a graded prediction; return the modules this newly unlocked."""
         before = self._locked()
         self.store.record(Attempt(
             module=module_id, item=drill.id, kind="prediction", correct=outcome.predictions_correct,
             answers=answers, observed=_observed(outcome), verdict=_verdicts(outcome), seconds=seconds,
+            confidence=confidence,
         ))
         return self._newly_unlocked(before)
 
     def record_code_run(self, module_id: str, drill: Drill, code: str, outcome: DrillOutcome, seconds: float,
-                        repair: bool) -> list[str]:
-        """Record an experiment or a repair attempt (correct when the check passes cleanly)."""
+                        kind: str) -> list[str]:
+        """Record an experiment, repair or exercise run (correct when the check passes cleanly)."""
         before = self._locked()
-        correct = outcome.result.ok and outcome.check == "passed" and not outcome.fence and outcome.error is None
+        correct = code_run_passed(outcome)
         self.store.record(Attempt(
-            module=module_id, item=drill.id, kind="repair" if repair else "experiment", correct=correct,
+            module=module_id, item=drill.id, kind=kind, correct=correct,
             answers={"code": code}, observed=_observed(outcome), verdict={"check": outcome.check}, seconds=seconds,
         ))
         return self._newly_unlocked(before)
@@ -164,6 +165,11 @@ class Session:
     def _newly_unlocked(self, locked_before: set[str]) -> list[str]:
         self._changed()
         return sorted(m for m in locked_before if self.progress.states[m].status in OPENABLE)
+
+
+def code_run_passed(outcome: DrillOutcome) -> bool:
+    """Edited code counts as repaired or solved when it runs cleanly and its check passes."""
+    return outcome.result.ok and outcome.check == "passed" and not outcome.fence and outcome.error is None
 
 
 def _observed(outcome: DrillOutcome) -> dict:

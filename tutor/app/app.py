@@ -7,6 +7,7 @@ from textual.binding import Binding
 
 from tutor.app.commands import ModuleCommands
 from tutor.app.screens.drill import DrillScreen
+from tutor.app.screens.exercise import ExerciseScreen
 from tutor.app.screens.help import HelpScreen
 from tutor.app.screens.map import MapScreen
 from tutor.app.screens.self_check import SelfCheckScreen
@@ -14,6 +15,9 @@ from tutor.course.loader import Course
 from tutor.progress.store import ProfileStore
 from tutor.sandbox.client import Sandbox
 from tutor.session import SELF_CHECKS, Session
+
+
+LESSON_SCREENS = (DrillScreen, ExerciseScreen, SelfCheckScreen)
 
 
 class TutorApp(App):
@@ -30,6 +34,7 @@ class TutorApp(App):
         super().__init__()
         self.session = Session(course, store)
         self.sandbox = sandbox or Sandbox()
+        self.sandbox.on_note = lambda note: self.notify(note, title="Sandbox restarted", severity="warning")
         self.profile_name = profile_name
         self.sub_title = f"profile: {profile_name} · sandbox: {self.sandbox.tier}"
 
@@ -70,15 +75,20 @@ class TutorApp(App):
 
     def open_item(self, module_id: str, item: str) -> None:
         """Show a drill or the self-check, replacing the drill or self-check on screen, if any."""
-        screen = SelfCheckScreen(module_id) if item == SELF_CHECKS else DrillScreen(module_id, item)
+        if item == SELF_CHECKS:
+            screen = SelfCheckScreen(module_id)
+        elif self.session.module(module_id).drill(item).is_exercise:
+            screen = ExerciseScreen(module_id, item)
+        else:
+            screen = DrillScreen(module_id, item)
         self.session.visit(module_id, item)
-        if isinstance(self.screen, (DrillScreen, SelfCheckScreen)):
+        if isinstance(self.screen, LESSON_SCREENS):
             self.switch_screen(screen)
         else:
             self.push_screen(screen)
 
     def back_to_map(self) -> None:
-        while isinstance(self.screen, (DrillScreen, SelfCheckScreen)):
+        while isinstance(self.screen, LESSON_SCREENS):
             self.pop_screen()
 
     def announce_unlocked(self, unlocked: list[str]) -> None:

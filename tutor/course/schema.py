@@ -63,12 +63,18 @@ class Drill:
     timeout_reason: str = ""
     tags: tuple[str, ...] = ()
     gpu_note: str = ""
+    starter: str = ""  # an exercise's starting file, which the learner completes
     line: int = 1
+
+    @property
+    def is_exercise(self) -> bool:
+        """A lab: the learner writes code in their own file until the check passes."""
+        return bool(self.starter)
 
     @property
     def is_repair(self) -> bool:
         """A seeded-bug drill: the code is wrong and the learner repairs it."""
-        return bool(self.solution)
+        return bool(self.solution) and not self.starter
 
     def ask(self, key: str) -> Ask:
         return next(a for a in self.asks if a.key == key)
@@ -197,6 +203,9 @@ _MODULE_KEYS = {"format_version", "module", "drills"}
 _MODULE_OPTIONAL = {"intro", "self_check"}
 _DRILL_KEYS = {"id", "prompt", "code", "ask", "explanation", "hints", "wrong_answers"}
 _DRILL_OPTIONAL = {"title", "setup", "check", "solution", "timeout", "timeout_reason", "tags", "gpu_note"}
+# An exercise (a lab) has a starter file instead of code to predict about.
+_EXERCISE_KEYS = {"id", "prompt", "starter", "check", "solution", "explanation", "hints"}
+_EXERCISE_OPTIONAL = {"title", "setup", "timeout", "timeout_reason", "tags", "gpu_note"}
 _ASK_KEYS = {"kind"}
 _ASK_OPTIONAL = {"expr", "id", "question", "options", "tolerance"}
 _WRONG_KEYS = {"answer", "misconception"}
@@ -255,15 +264,20 @@ def parse_module(data: Any, filename: str) -> tuple[Module | None, list[LessonEr
 
 
 def _parse_drill(reader: _Reader, item: Any, path: str, mark: Mark) -> Drill | None:
-    data = reader.mapping(item, path, mark, _DRILL_KEYS, _DRILL_OPTIONAL)
+    exercise = isinstance(item, MarkedDict) and "starter" in item
+    required, optional = (_EXERCISE_KEYS, _EXERCISE_OPTIONAL) if exercise else (_DRILL_KEYS, _DRILL_OPTIONAL)
+    data = reader.mapping(item, path, mark, required, optional)
     if data is None:
         return None
     before = len(reader.errors)
     drill_id = reader.text(data, "id", path)
     setup = reader.code(data, "setup", path)
     code = reader.code(data, "code", path)
+    starter = reader.code(data, "starter", path)
     check = reader.code(data, "check", path)
     solution = reader.code(data, "solution", path)
+    if exercise and not starter.strip():
+        reader.error(reader.key_mark(data, "starter"), f"{path}.starter", "must not be empty")
     if "code" in data and not code.strip():
         reader.error(reader.key_mark(data, "code"), f"{path}.code", "must not be empty")
 
@@ -316,7 +330,7 @@ def _parse_drill(reader: _Reader, item: Any, path: str, mark: Mark) -> Drill | N
         id=drill_id,
         title=reader.text(data, "title", path, default="") or drill_id.replace("-", " "),
         prompt=reader.text(data, "prompt", path),
-        code=code,
+        code=code or starter,
         asks=tuple(asks),
         explanation=reader.text(data, "explanation", path),
         hints=hints,
@@ -328,6 +342,7 @@ def _parse_drill(reader: _Reader, item: Any, path: str, mark: Mark) -> Drill | N
         timeout_reason=timeout_reason,
         tags=reader.text_list(data, "tags", path),
         gpu_note=reader.text(data, "gpu_note", path, default=""),
+        starter=starter,
         line=mark[0],
     )
 

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -29,13 +29,20 @@ CREATE TABLE IF NOT EXISTS attempts (
     observed TEXT NOT NULL,
     verdict TEXT NOT NULL,
     correct INTEGER NOT NULL,
-    seconds REAL NOT NULL DEFAULT 0
+    seconds REAL NOT NULL DEFAULT 0,
+    confidence INTEGER
 );
 CREATE INDEX IF NOT EXISTS attempts_by_item ON attempts (module, item);
 CREATE TABLE IF NOT EXISTS position (key TEXT PRIMARY KEY, module TEXT NOT NULL, item TEXT NOT NULL, at TEXT NOT NULL);
 """
 
-KINDS = ("prediction", "repair", "experiment", "self_check")
+KINDS = ("prediction", "repair", "experiment", "exercise", "self_check", "review", "placement")
+CONFIDENCE_LEVELS = {1: "guessing", 2: "fairly sure", 3: "certain"}
+
+# Each step brings a profile of schema N-1 up to N, in place and in one transaction.
+_MIGRATIONS = {
+    2: ["ALTER TABLE attempts ADD COLUMN confidence INTEGER"],
+}
 
 
 class ProfileError(Exception):
@@ -53,6 +60,7 @@ class Attempt:
     verdict: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     at: str = ""
+    confidence: int | None = None  # 1..3, see CONFIDENCE_LEVELS
 
 
 def _now() -> str:
@@ -90,21 +98,23 @@ class ProfileStore:
             raise ValueError(f"unknown attempt kind {attempt.kind!r}")
         with self._db:
             self._db.execute(
-                "INSERT INTO attempts (at, module, item, kind, answers, observed, verdict, correct, seconds) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO attempts (at, module, item, kind, answers, observed, verdict, correct, seconds, "
+                "confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (attempt.at or _now(), attempt.module, attempt.item, attempt.kind, json.dumps(attempt.answers),
                  json.dumps(attempt.observed), json.dumps(attempt.verdict), int(attempt.correct),
-                 float(attempt.seconds)),
+                 float(attempt.seconds), attempt.confidence),
             )
 
     def attempts(self, module: str | None = None) -> list[Attempt]:
-        query = "SELECT module, item, kind, correct, answers, observed, verdict, seconds, at FROM attempts"
+        query = ("SELECT module, item, kind, correct, answers, observed, verdict, seconds, at, confidence "
+                 "FROM attempts")
         args: tuple = ()
         if module is not None:
             query += " WHERE module = ?"
             args = (module,)
         rows = self._db.execute(query + " ORDER BY id", args).fetchall()
-        return [Attempt(m, i, k, bool(c), _json(a), _json(o), _json(v), s, at) for m, i, k, c, a, o, v, s, at in rows]
+        return [Attempt(m, i, k, bool(c), _json(a), _json(o), _json(v), s, at, conf)
+                for m, i, k, c, a, o, v, s, at, conf in rows]
 
     def set_position(self, module: str, item: str) -> None:
         with self._db:
@@ -124,14 +134,25 @@ def _json(text: str) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def _migrate(db: sqlite3.Connection, version: int) -> None:
+    with db:
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            for statement in _MIGRATIONS[target]:
+                db.execute(statement)
+            db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(target),))
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(path, timeout=5.0)
     try:
         if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
             raise sqlite3.DatabaseError("the database failed its integrity check")
+        fresh = db.execute("SELECT name FROM sqlite_master WHERE name = 'attempts'").fetchone() is None
         db.executescript(_SCHEMA)
         row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is None:
+            if not fresh:
+                raise sqlite3.DatabaseError("the profile has no schema version")
             with db:
                 db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         elif not row[0].isdigit():
@@ -140,6 +161,8 @@ def _connect(path: Path) -> sqlite3.Connection:
             db.close()
             raise ProfileError(f"{path} was written by a newer pytorch-tutor (profile schema {row[0]}); "
                                "update pytorch-tutor to use it")
+        else:
+            _migrate(db, int(row[0]))
         columns = {r[1] for r in db.execute("PRAGMA table_info(attempts)")}
         if not {"module", "item", "kind", "correct"} <= columns:
             raise sqlite3.DatabaseError("the profile's tables are not the tutor's")

@@ -14,7 +14,7 @@ from tutor.progress.store import Attempt
 class ModuleProgress:
     drills_done: set[str] = field(default_factory=set)
     predicted: set[str] = field(default_factory=set)  # drills whose predictions were eventually right
-    repaired: set[str] = field(default_factory=set)
+    repaired: set[str] = field(default_factory=set)  # repair drills fixed and exercises solved
     first_try: set[str] = field(default_factory=set)  # right on the first attempt
     self_checks_answered: set[str] = field(default_factory=set)
     attempts: int = 0
@@ -36,6 +36,8 @@ def drill_done(module: Module, progress: ModuleProgress, drill_id: str) -> bool:
     drill = module.drill(drill_id)
     if drill is None:
         return False
+    if drill.is_exercise:
+        return drill_id in progress.repaired
     return drill_id in progress.predicted and (not drill.is_repair or drill_id in progress.repaired)
 
 
@@ -52,7 +54,7 @@ def summarise(course: Course, attempts: list[Attempt], position: tuple[str, str]
             seen_drills.add((a.module, a.item))
             if a.correct:
                 p.predicted.add(a.item)
-        elif a.kind == "repair" and a.correct:
+        elif a.kind in ("repair", "exercise") and a.correct:
             p.repaired.add(a.item)
         elif a.kind == "self_check":
             p.self_checks_answered.add(a.item)

@@ -18,6 +18,7 @@ from tutor.app.widgets.result_panel import ResultPanel
 from tutor.grading import DrillOutcome, grade, request_for
 from tutor.judge import AnswerError, expected_form, parse_answer
 from tutor.safe_text import inert
+from tutor.session import code_run_passed
 
 
 def _option_lines(options: tuple[str, ...]) -> str:
@@ -197,9 +198,10 @@ class DrillScreen(Screen):
             self.set_status("The run did not finish. " + outcome.result.message)
             return
         repair = self.drill.is_repair
-        unlocked = self.app.session.record_code_run(self.module_id, self.drill, code, outcome, seconds, repair)
+        unlocked = self.app.session.record_code_run(self.module_id, self.drill, code, outcome, seconds,
+                                                    "repair" if repair else "experiment")
         if repair:
-            if outcome.check == "passed" and not outcome.fence and outcome.error is None:
+            if code_run_passed(outcome):
                 solution = self.query_one("#solution", Markdown)
                 solution.update("### Repaired ✓ — the reference solution\n\n```python\n" +
                                 inert(self.drill.solution.rstrip("\n")) + "\n```")

@@ -1,0 +1,78 @@
+"""Exercise drills: a starter file in the workspace, re-verified on save and on outside edits."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from textual.widgets import TextArea
+
+from tests.ui.conftest import SIZE, settle, text_of
+from tutor.app.screens.confirm import ConfirmScreen
+from tutor.app.screens.exercise import ExerciseScreen
+
+pytestmark = pytest.mark.slow
+
+SOLVED = "def relu(x):\n    return x.clamp(min=0)\n"
+
+
+async def wait_for(pilot, condition, seconds=60.0):
+    for _ in range(int(seconds / 0.1)):
+        if condition():
+            return True
+        await pilot.pause(0.1)
+    return condition()
+
+
+async def test_exercise_save_verify_watch_and_reset(make_app, mini_course_dir, tutor_home):
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_item("04", "write-relu")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ExerciseScreen)
+        path = screen.path
+        assert path.is_relative_to(tutor_home) and path.exists()
+        assert "raise NotImplementedError" in path.read_text()
+        assert "raise NotImplementedError" in screen.query_one("#editor", TextArea).text
+
+        # A wrong solution, saved from the app: the first failing check is shown, no solution yet.
+        screen.query_one("#editor", TextArea).text = "def relu(x):\n    return x\n"
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        result = text_of(screen.query_one("#result"))
+        assert "First failing check:" in result
+        assert "negative entries must become 0" in result
+        assert not screen.query_one("#solution").has_class("-shown")
+        assert path.read_text() == "def relu(x):\n    return x\n"
+
+        # The learner's own editor saves the file: the watcher re-runs the checks by itself.
+        path.write_text(SOLVED)
+        assert await wait_for(pilot, lambda: "All checks pass" in text_of(screen.query_one("#result")))
+        await settle(app, pilot)
+        assert app.session.drill_done("04", "write-relu")
+        assert "x.clamp(min=0)" in text_of(screen.query_one("#solution"))
+        assert screen.query_one("#editor", TextArea).text == SOLVED
+
+        # Reset restores the starter and keeps the learner's version.
+        await pilot.press("ctrl+t")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await pilot.pause()
+        assert "raise NotImplementedError" in path.read_text()
+        kept = list(path.parent.glob(f"{path.stem}.before-reset-*.py"))
+        assert len(kept) == 1 and kept[0].read_text() == SOLVED
+        assert "raise NotImplementedError" in screen.query_one("#editor", TextArea).text
+
+
+async def test_exercise_crash_is_reported(make_app, mini_course_dir):
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_item("04", "write-relu")
+        await pilot.pause()
+        app.screen.query_one("#editor", TextArea).text = "def relu(x):\n    return x.nope()\n"
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        result = text_of(app.screen.query_one("#result"))
+        assert "AttributeError" in result
+        assert not app.session.drill_done("04", "write-relu")
