@@ -24,6 +24,12 @@ def _parser() -> argparse.ArgumentParser:
                              "$PYTORCH_TUTOR_HOME or your user data directory")
     parser.add_argument("--lessons", type=Path, metavar="DIR",
                         help="a course directory to use instead of the built-in course")
+    parser.add_argument("--trust-lessons", action="store_true",
+                        help="run lessons from outside the built-in course even where the sandbox cannot "
+                             "confine them (see `doctor`)")
+    parser.add_argument("--plain", action="store_true",
+                        help="the same drills line by line without the full-screen app (screen readers, scripts; "
+                             "reads answers from stdin)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("validate", help="check lesson files' schema and graph (fast, no torch)")
@@ -42,6 +48,15 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("doctor", help="show how snippets are isolated on this machine")
 
+    sub.add_parser("stats", help="accuracy, calibration and time per module and concept")
+
+    p = sub.add_parser("review", help="what is due for spaced review today (and the review screen)")
+    p.add_argument("--list", action="store_true", help="only print what is due; do not open the app")
+
+    p = sub.add_parser("profile", help="export or import a profile (merges histories from two machines)")
+    p.add_argument("action", choices=["export", "import"])
+    p.add_argument("file", type=Path)
+
     p = sub.add_parser("capstone", help="build, train and evaluate the capstone GPT (see --help)",
                        add_help=False)
     p.add_argument("args", nargs=argparse.REMAINDER)
@@ -56,6 +71,17 @@ def _course_paths(args: argparse.Namespace) -> list[Path]:
     return [args.lessons or builtin_course_dir()]
 
 
+def _refuse_third_party(paths: list[Path], trusted: bool) -> bool:
+    """Say so and return True when lessons from outside the built-in course must not run here."""
+    from tutor.locations import builtin_course_dir
+    from tutor.sandbox.client import third_party_refusal
+
+    message = third_party_refusal(paths, builtin_course_dir(), trusted)
+    if message:
+        print(f"pytorch-tutor: {message}", file=sys.stderr)
+    return bool(message)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
@@ -67,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check":
             from tutor.authoring import check
 
+            if _refuse_third_party(_course_paths(args), args.trust_lessons):
+                return 2
             return check(_course_paths(args), sys.stdout, drill_id=args.drill, parallel=args.jobs)
         if args.command == "run":
             from tutor.snippet_report import run_snippet_file
@@ -80,13 +108,21 @@ def main(argv: list[str] | None = None) -> int:
             from tutor.sandbox.doctor import print_report
 
             return print_report(sys.stdout)
+        if args.command in ("stats", "review", "profile"):
+            from tutor import profile_commands
+
+            return profile_commands.main(args, sys.stdout)
         if args.command == "capstone":
             from capstone.cli import main as capstone_main
 
             return capstone_main(args.args)
+        if args.plain:
+            from tutor.profile_commands import plain
+
+            return plain(args)
         from tutor.app.launch import launch
 
-        return launch(profile=args.profile, lessons=args.lessons)
+        return launch(profile=args.profile, lessons=args.lessons, trust_lessons=args.trust_lessons)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

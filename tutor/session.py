@@ -16,10 +16,14 @@ from tutor.grading import DrillOutcome
 from tutor.judge import AnswerError, parse_answer
 from tutor.progress.store import Attempt, ProfileStore
 from tutor.progress.summary import CourseProgress, summarise
+from tutor.review import SELF_RATINGS, Clock, ReviewQueue, rating_for, utc_now
 
 SELF_CHECKS = "self-check"  # the position item for a module's self-check questions
 
 OPENABLE = (Status.OPEN, Status.IN_PROGRESS, Status.DONE)
+PLACEMENT_PER_MODULE = 2
+PLACEMENT_MAX = 12
+PLACEMENT_PASS = 0.8
 
 
 @dataclass(frozen=True)
@@ -29,9 +33,10 @@ class SelfCheckResult:
 
 
 class Session:
-    def __init__(self, course: Course, store: ProfileStore):
+    def __init__(self, course: Course, store: ProfileStore, clock: Clock = utc_now):
         self.course = course
         self.store = store
+        self.review = ReviewQueue(store, clock)
         self._progress: CourseProgress | None = None
 
     # ---------------------------------------------------------------- reading
@@ -118,6 +123,10 @@ class Session:
                           seconds: float, confidence: int | None = None) -> list[str]:
         """Record a graded prediction; return the modules this newly unlocked."""
         before = self._locked()
+        first_attempt = drill.id not in self.progress.of(module_id).attempted
+        correct = outcome.predictions_correct
+        if self.review.is_due(module_id, drill.id) or (first_attempt and not correct):
+            self.review.review(module_id, drill.id, "drill", rating_for(correct, confidence, seconds), seconds)
         self.store.record(Attempt(
             module=module_id, item=drill.id, kind="prediction", correct=outcome.predictions_correct,
             answers=answers, observed=_observed(outcome), verdict=_verdicts(outcome), seconds=seconds,
@@ -136,8 +145,8 @@ class Session:
         ))
         return self._newly_unlocked(before)
 
-    def answer_self_check(self, module_id: str, check: SelfCheck, answer: str,
-                          seconds: float) -> tuple[SelfCheckResult, list[str]]:
+    def answer_self_check(self, module_id: str, check: SelfCheck, answer: str, seconds: float,
+                          confidence: int | None = None) -> tuple[SelfCheckResult, list[str]]:
         """Judge (multiple choice) or just record (free text) a self-check answer.
 
         Returns the result and the modules this newly unlocked.
@@ -153,11 +162,64 @@ class Session:
                 return SelfCheckResult(None, "Write your answer first; then compare it with the model answer."), []
             result = SelfCheckResult(None)
         before = self._locked()
+        if result.correct is not None and self._reviewable(module_id, check.id):
+            self.review.review(module_id, check.id, "self_check", rating_for(result.correct, confidence, seconds),
+                               seconds)
         self.store.record(Attempt(
             module=module_id, item=check.id, kind="self_check", correct=bool(result.correct),
             answers={"answer": answer}, verdict={"correct": result.correct}, seconds=seconds,
+            confidence=confidence,
         ))
         return result, self._newly_unlocked(before)
+
+    def rate_self_check(self, module_id: str, check: SelfCheck, self_rating: int, seconds: float = 0.0) -> None:
+        """The learner's own rating of a free-text answer, after reading the model answer (1..4)."""
+        if self_rating not in SELF_RATINGS:
+            raise ValueError("rate 1 (missed it) to 4 (easy)")
+        if self._reviewable(module_id, check.id):
+            self.review.review(module_id, check.id, "self_check", SELF_RATINGS[self_rating], seconds)
+
+    def _reviewable(self, module_id: str, item: str) -> bool:
+        """A card is created on first sight, then rated only when it falls due (retries don't count)."""
+        return self.review.card(module_id, item) is None or self.review.is_due(module_id, item)
+
+    # ---------------------------------------------------------------- test-out
+
+    def placement_set(self, module_id: str) -> list[tuple[str, SelfCheck]]:
+        """Multiple-choice questions from the unfinished written modules this one depends on."""
+        missing = self._missing_ancestors(module_id)
+        questions: list[tuple[str, SelfCheck]] = []
+        for ancestor in reversed(missing):  # nearest prerequisites first
+            module = self.module(ancestor)
+            if module is None:
+                continue
+            choices = [c for c in module.self_checks if c.is_choice][:PLACEMENT_PER_MODULE]
+            questions.extend((ancestor, c) for c in choices)
+        return questions[:PLACEMENT_MAX]
+
+    def _missing_ancestors(self, module_id: str) -> list[str]:
+        """Written, unfinished modules this one needs, directly or through others, in course order."""
+        slots = {s.id: s for s in self.course.slots}
+        seen: set[str] = set()
+        stack = list(slots[module_id].requires)
+        while stack:
+            req = stack.pop()
+            if req in seen or req not in slots:
+                continue
+            seen.add(req)
+            stack.extend(slots[req].requires)
+        done = self.progress.done
+        return [s.id for s in self.course.slots if s.id in seen and not s.is_coming and s.id not in done]
+
+    def record_placement(self, module_id: str, answers: list[tuple[str, SelfCheck, bool]]) -> tuple[bool, list[str]]:
+        """Score a placement set; passing marks the prerequisites it covered as tested out."""
+        before = self._locked()
+        score = sum(ok for _, _, ok in answers) / len(answers) if answers else 0.0
+        passed = score >= PLACEMENT_PASS
+        for ancestor in sorted({m for m, _, _ in answers}):
+            self.store.record(Attempt(module=ancestor, item="placement", kind="placement", correct=passed,
+                                      verdict={"for": module_id, "score": round(score, 3)}))
+        return passed, self._newly_unlocked(before)
 
     def _locked(self) -> set[str]:
         return {m for m, state in self.progress.states.items() if state.status == Status.LOCKED}

@@ -26,13 +26,16 @@ class TutorApp(App):
     COMMANDS = App.COMMANDS | {ModuleCommands}
     BINDINGS = [
         Binding("f1", "help", "Help"),
+        Binding("f2", "review", "Review", show=False),
+        Binding("f3", "stats", "Stats", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
     def __init__(self, course: Course, store: ProfileStore, sandbox: Sandbox | None = None,
-                 profile_name: str = "default"):
+                 profile_name: str = "default", start: str = "map", session: Session | None = None):
         super().__init__()
-        self.session = Session(course, store)
+        self.session = session or Session(course, store)
+        self.start = start
         self.sandbox = sandbox or Sandbox()
         self.sandbox.on_note = lambda note: self.notify(note, title="Sandbox restarted", severity="warning")
         self.profile_name = profile_name
@@ -49,6 +52,9 @@ class TutorApp(App):
             detail = f"modules {', '.join(broken)} are broken" if broken else "the course file has problems"
             self.notify(f"Some lessons could not be loaded: {detail}. Select one on the map for details.",
                         severity="warning", timeout=10)
+        if self.start == "review":
+            self.action_review()
+            return
         resume = self.session.resume_point()
         if resume is not None:
             self.open_item(*resume)
@@ -86,6 +92,37 @@ class TutorApp(App):
             self.switch_screen(screen)
         else:
             self.push_screen(screen)
+
+    def open_self_check(self, module_id: str, index: int = 0) -> None:
+        self.session.visit(module_id, SELF_CHECKS)
+        screen = SelfCheckScreen(module_id, index)
+        if isinstance(self.screen, LESSON_SCREENS):
+            self.switch_screen(screen)
+        else:
+            self.push_screen(screen)
+
+    def action_review(self) -> None:
+        from tutor.app.screens.review import ReviewScreen
+
+        self.back_to_map()
+        self.push_screen(ReviewScreen())
+
+    def action_stats(self) -> None:
+        from tutor.app.screens.stats import StatsScreen
+
+        self.push_screen(StatsScreen())
+
+    def test_out(self, module_id: str) -> None:
+        from tutor.app.screens.placement import PlacementScreen
+
+        state = self.session.state(module_id)
+        if state.status.value != "locked":
+            self.notify(f"Module {module_id} is {state.status.value}: nothing to test out of.", timeout=4)
+            return
+        if not self.session.placement_set(module_id):
+            self.notify("Its prerequisites have no multiple-choice questions to test out with.", severity="warning")
+            return
+        self.push_screen(PlacementScreen(module_id))
 
     def back_to_map(self) -> None:
         while isinstance(self.screen, LESSON_SCREENS):

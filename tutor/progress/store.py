@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -34,6 +34,13 @@ CREATE TABLE IF NOT EXISTS attempts (
 );
 CREATE INDEX IF NOT EXISTS attempts_by_item ON attempts (module, item);
 CREATE TABLE IF NOT EXISTS position (key TEXT PRIMARY KEY, module TEXT NOT NULL, item TEXT NOT NULL, at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS cards (
+    module TEXT NOT NULL,
+    item TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    card TEXT NOT NULL,
+    PRIMARY KEY (module, item)
+);
 """
 
 KINDS = ("prediction", "repair", "experiment", "exercise", "self_check", "review", "placement")
@@ -42,6 +49,7 @@ CONFIDENCE_LEVELS = {1: "guessing", 2: "fairly sure", 3: "certain"}
 # Each step brings a profile of schema N-1 up to N, in place and in one transaction.
 _MIGRATIONS = {
     2: ["ALTER TABLE attempts ADD COLUMN confidence INTEGER"],
+    3: [],  # the cards table, created by the schema script
 }
 
 
@@ -116,6 +124,15 @@ class ProfileStore:
         return [Attempt(m, i, k, bool(c), _json(a), _json(o), _json(v), s, at, conf)
                 for m, i, k, c, a, o, v, s, at, conf in rows]
 
+    def cards(self) -> list[tuple[str, str, str, str]]:
+        """Every review card as (module, item, kind, card JSON)."""
+        return self._db.execute("SELECT module, item, kind, card FROM cards ORDER BY module, item").fetchall()
+
+    def save_card(self, module: str, item: str, kind: str, card_json: str) -> None:
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO cards (module, item, kind, card) VALUES (?, ?, ?, ?)",
+                             (module, item, kind, card_json))
+
     def set_position(self, module: str, item: str) -> None:
         with self._db:
             self._db.execute("INSERT OR REPLACE INTO position (key, module, item, at) VALUES ('last', ?, ?, ?)",
@@ -124,6 +141,15 @@ class ProfileStore:
     def position(self) -> tuple[str, str] | None:
         row = self._db.execute("SELECT module, item FROM position WHERE key = 'last'").fetchone()
         return (row[0], row[1]) if row else None
+
+    def position_at(self) -> str:
+        row = self._db.execute("SELECT at FROM position WHERE key = 'last'").fetchone()
+        return row[0] if row else ""
+
+    def set_position_at(self, module: str, item: str, at: str) -> None:
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO position (key, module, item, at) VALUES ('last', ?, ?, ?)",
+                             (module, item, at))
 
 
 def _json(text: str) -> dict:

@@ -17,6 +17,8 @@ class ModuleProgress:
     repaired: set[str] = field(default_factory=set)  # repair drills fixed and exercises solved
     first_try: set[str] = field(default_factory=set)  # right on the first attempt
     self_checks_answered: set[str] = field(default_factory=set)
+    attempted: set[str] = field(default_factory=set)  # drills with at least one prediction
+    tested_out: bool = False  # passed a placement set covering this module
     attempts: int = 0
     last_at: str = ""
 
@@ -52,12 +54,15 @@ def summarise(course: Course, attempts: list[Attempt], position: tuple[str, str]
             if (a.module, a.item) not in seen_drills and a.correct:
                 p.first_try.add(a.item)
             seen_drills.add((a.module, a.item))
+            p.attempted.add(a.item)
             if a.correct:
                 p.predicted.add(a.item)
         elif a.kind in ("repair", "exercise") and a.correct:
             p.repaired.add(a.item)
         elif a.kind == "self_check":
             p.self_checks_answered.add(a.item)
+        elif a.kind == "placement" and a.correct:
+            p.tested_out = True
 
     done: set[str] = set()
     for module in course.modules():
@@ -67,7 +72,7 @@ def summarise(course: Course, attempts: list[Attempt], position: tuple[str, str]
         p.drills_done = {d.id for d in module.drills if drill_done(module, p, d.id)}
         all_drills = len(p.drills_done) == len(module.drills)
         all_checks = {c.id for c in module.self_checks} <= p.self_checks_answered
-        if all_drills and all_checks:
+        if (all_drills and all_checks) or p.tested_out:
             done.add(module.id)
     started = {m for m, p in modules.items() if p.attempts}
     if position:

@@ -11,13 +11,14 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Markdown, Static, TextArea
+from textual.widgets import Footer, Header, Input, Markdown, RadioButton, RadioSet, Static, TextArea
 
 from tutor.app.widgets.code_view import CodeView
 from tutor.app.widgets.result_panel import ResultPanel
 from tutor.grading import DrillOutcome, grade, request_for
 from tutor.judge import AnswerError, expected_form, parse_answer
 from tutor.safe_text import inert
+from tutor.progress.store import CONFIDENCE_LEVELS
 from tutor.session import code_run_passed
 
 
@@ -73,6 +74,9 @@ class DrillScreen(Screen):
                 yield Static(question, classes="ask-question")
                 yield Input(placeholder=expected_form(ask.kind), id=f"ask-{i}")
                 yield Static("", id=f"problem-{i}", classes="answer-problem")
+            with RadioSet(id="confidence"):
+                for level, word in CONFIDENCE_LEVELS.items():
+                    yield RadioButton(f"{word}", id=f"confidence-{level}")
             yield Static("", id="status")
             yield ResultPanel(id="result")
             yield Markdown("", id="explanation")
@@ -85,7 +89,7 @@ class DrillScreen(Screen):
         if session.drill_done(self.module_id, self.drill.id):
             self.set_status("You verified this drill before. Predict again, or ctrl+n for the next one.")
         else:
-            self.set_status("Type your prediction and press Enter to run it.")
+            self.set_status("Type your prediction, say how sure you are (Tab to the choices), and press Enter.")
         self.query_one("#ask-0", Input).focus()
 
     # ---------------------------------------------------------------- helpers
@@ -113,6 +117,11 @@ class DrillScreen(Screen):
                 readable = False
             answers[ask.key] = text
         return answers if readable else None
+
+    def confidence(self) -> int | None:
+        """How sure the learner said they were (1..3), if they said."""
+        pressed = self.query_one("#confidence", RadioSet).pressed_button
+        return int(pressed.id.split("-")[1]) if pressed is not None and pressed.id else None
 
     def _reveal(self) -> None:
         if self.revealed:
@@ -177,7 +186,8 @@ class DrillScreen(Screen):
             self.set_status("The run did not finish, so nothing was recorded. " + outcome.result.message)
             return
         self.last_answers = answers
-        unlocked = self.app.session.record_prediction(self.module_id, self.drill, answers, outcome, seconds)
+        unlocked = self.app.session.record_prediction(self.module_id, self.drill, answers, outcome, seconds,
+                                                      self.confidence())
         self._reveal()
         if outcome.predictions_correct:
             if self.drill.is_repair and not self.app.session.drill_done(self.module_id, self.drill.id):

@@ -7,7 +7,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.containers import Vertical
+from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tutor.course.graph import Status
@@ -26,6 +27,10 @@ STATUS_STYLE = {
 class MapScreen(Screen):
     BINDINGS = [
         Binding("enter", "open", "Open", show=True),
+        Binding("slash", "search", "Search"),
+        Binding("t", "test_out", "Test out"),
+        Binding("r", "app.review", "Review"),
+        Binding("s", "app.stats", "Stats"),
         Binding("question_mark", "app.help", "Help", show=False),
         Binding("q", "app.quit", "Quit", show=False),
     ]
@@ -33,7 +38,9 @@ class MapScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="map-body"):
-            yield OptionList(id="modules")
+            with Vertical(id="map-left"):
+                yield Input(placeholder="/ to search modules by number or title", id="search")
+                yield OptionList(id="modules")
             yield Static(id="details")
         yield Footer()
 
@@ -44,6 +51,28 @@ class MapScreen(Screen):
     def on_screen_resume(self) -> None:
         self.refresh_map()
 
+    def action_search(self) -> None:
+        self.query_one("#search", Input).focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.refresh_map()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        modules = self.query_one("#modules", OptionList)
+        modules.focus()
+        option = modules.highlighted_option
+        if option is not None and option.id:
+            self.app.open_module(option.id)
+
+    def action_test_out(self) -> None:
+        option = self.query_one("#modules", OptionList).highlighted_option
+        if option is not None and option.id:
+            self.app.test_out(option.id)
+
+    def _matches(self, slot) -> bool:
+        query = self.query_one("#search", Input).value.strip().lower()
+        return not query or query in f"{slot.id} {slot.title}".lower()
+
     def refresh_map(self) -> None:
         session = self.app.session
         course = session.course
@@ -51,7 +80,7 @@ class MapScreen(Screen):
         highlighted = modules.highlighted_option.id if modules.highlighted_option else None
         options: list[Option] = []
         for part in course.parts:
-            slots = [s for s in course.slots if s.part == part.id]
+            slots = [s for s in course.slots if s.part == part.id and self._matches(s)]
             if not slots:
                 continue
             span = f"{slots[0].id}–{slots[-1].id}" if len(slots) > 1 else slots[0].id
@@ -68,7 +97,8 @@ class MapScreen(Screen):
             options.append(Option(Text(f"{slot.id}  {inert(slot.title)}"), id=slot.id))
         modules.clear_options()
         modules.add_options(options)
-        target = highlighted or self._first_open()
+        shown = {o.id for o in options if o.id}
+        target = highlighted if highlighted in shown else self._first_open(shown)
         if target is not None:
             try:
                 modules.highlighted = modules.get_option_index(target)
@@ -76,12 +106,13 @@ class MapScreen(Screen):
                 pass
         self.show_details(target)
 
-    def _first_open(self) -> str | None:
+    def _first_open(self, shown: set[str]) -> str | None:
         session = self.app.session
-        for slot in session.course.slots:
+        candidates = [s for s in session.course.slots if s.id in shown]
+        for slot in candidates:
             if session.state(slot.id).status in (Status.IN_PROGRESS, Status.OPEN):
                 return slot.id
-        return session.course.slots[0].id if session.course.slots else None
+        return candidates[0].id if candidates else None
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self.show_details(event.option.id)
@@ -109,6 +140,7 @@ class MapScreen(Screen):
         text.append(f"\n{state.status.value.capitalize()}", style=STATUS_STYLE[state.status][1])
         if state.status == Status.LOCKED:
             text.append(f" — {state.reason}")
+            text.append("\nKnow the prerequisites already? Press t to test out.", style="dim")
         text.append("\n")
         if slot.requires:
             text.append(f"Requires: {', '.join(slot.requires)}\n", style="dim")

@@ -10,8 +10,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Markdown, Static
+from textual.containers import Horizontal
+from textual.widgets import Button, Footer, Header, Input, Markdown, Static
 
+from tutor.review import SELF_RATING_WORDS
 from tutor.safe_text import inert
 
 
@@ -20,9 +22,13 @@ class SelfCheckScreen(Screen):
         Binding("ctrl+n", "next", "Next question", priority=True),
         Binding("ctrl+o", "previous", "Previous", priority=True),
         Binding("escape", "map", "Map", priority=True),
+        Binding("1", "rate(1)", "Missed it", show=False),
+        Binding("2", "rate(2)", "Partly", show=False),
+        Binding("3", "rate(3)", "Got it", show=False),
+        Binding("4", "rate(4)", "Easy", show=False),
     ]
 
-    def __init__(self, module_id: str):
+    def __init__(self, module_id: str, index: int | None = None):
         super().__init__()
         self.module_id = module_id
         module = self.app.session.module(module_id)
@@ -30,8 +36,9 @@ class SelfCheckScreen(Screen):
         self.module = module
         unanswered = [i for i, c in enumerate(module.self_checks)
                       if not self.app.session.self_check_answered(module_id, c.id)]
-        self.index = unanswered[0] if unanswered else 0
+        self.index = index if index is not None else (unanswered[0] if unanswered else 0)
         self._clock = time.monotonic()
+        self.awaiting_rating = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -43,6 +50,9 @@ class SelfCheckScreen(Screen):
             yield Static("", id="problem", classes="answer-problem")
             yield Static("", id="status")
             yield Markdown("", id="model-answer")
+            with Horizontal(id="rating"):
+                for number, word in SELF_RATING_WORDS.items():
+                    yield Button(f"{number} {word}", id=f"rate-{number}")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -70,6 +80,8 @@ class SelfCheckScreen(Screen):
         model = self.query_one("#model-answer", Markdown)
         model.update("")
         model.remove_class("-shown")
+        self.awaiting_rating = False
+        self.query_one("#rating").remove_class("-shown")
         answered = self.app.session.self_check_answered(self.module_id, check.id)
         self.set_status("You answered this before; answer again or ctrl+n." if answered
                         else "Answer as you would in an interview, then press Enter.")
@@ -100,6 +112,14 @@ class SelfCheckScreen(Screen):
         model = self.query_one("#model-answer", Markdown)
         model.update(f"### {verdict}\n\n" + inert(check.answer))
         model.add_class("-shown")
+        if result.correct is None:  # free text: only the learner can compare with the model answer
+            self.awaiting_rating = True
+            self._answer_seconds = seconds
+            self.query_one("#rating").add_class("-shown")
+            self.query_one("#rate-3", Button).focus()
+            self.set_status("How did your answer compare? Press 1 (missed it) to 4 (easy).")
+            self.app.announce_unlocked(unlocked)
+            return
         last = self.index + 1 == len(self.module.self_checks)
         if self.module_id in self.app.session.progress.done:
             self.set_status(f"Module {self.module_id} is done ✓  ctrl+n returns to the map.")
@@ -108,6 +128,27 @@ class SelfCheckScreen(Screen):
         else:
             self.set_status("ctrl+n for the next question.")
         self.app.announce_unlocked(unlocked)
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "rate":
+            return self.awaiting_rating
+        return True
+
+    def action_rate(self, rating: int) -> None:
+        if not self.awaiting_rating:
+            return
+        self.app.session.rate_self_check(self.module_id, self.check, rating, getattr(self, "_answer_seconds", 0.0))
+        self.awaiting_rating = False
+        self.query_one("#rating").remove_class("-shown")
+        last = self.index + 1 == len(self.module.self_checks)
+        if self.module_id in self.app.session.progress.done:
+            self.set_status(f"Noted. Module {self.module_id} is done ✓  ctrl+n returns to the map.")
+        else:
+            self.set_status("Noted. " + ("ctrl+n returns to the map." if last else "ctrl+n for the next question."))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id and event.button.id.startswith("rate-"):
+            self.action_rate(int(event.button.id.split("-")[1]))
 
     def action_next(self) -> None:
         if self.index + 1 < len(self.module.self_checks):

@@ -1,0 +1,145 @@
+"""The learner-loop screens: search, confidence, self-rating, review, stats, test-out."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from textual.widgets import Input, OptionList, RadioButton
+
+from tests.ui.conftest import SIZE, settle, text_of, type_into
+from tutor.app.screens.drill import DrillScreen
+from tutor.app.screens.map import MapScreen
+from tutor.app.screens.placement import PlacementScreen
+from tutor.app.screens.review import ReviewScreen
+from tutor.app.screens.self_check import SelfCheckScreen
+from tutor.app.screens.stats import StatsScreen
+from tutor.course.graph import Status
+from tutor.course.loader import load_course
+from tutor.progress.store import ProfileStore
+from tutor.session import Session
+from tutor.app.app import TutorApp
+
+pytestmark = pytest.mark.slow
+
+
+def module_ids(app) -> list[str]:
+    listing = app.screen.query_one("#modules", OptionList)
+    return [listing.get_option_at_index(i).id for i in range(listing.option_count)
+            if listing.get_option_at_index(i).id]
+
+
+async def test_search_filters_the_map_and_typing_is_not_a_shortcut(make_app, mini_course_dir):
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash")
+        await pilot.press(*"second st")  # 's' and 't' are map keys, but here they are typed
+        await pilot.pause()
+        assert app.screen.query_one("#search", Input).value == "second st"
+        assert isinstance(app.screen, MapScreen)
+        assert module_ids(app) == ["02"]
+        await type_into(pilot, "#search", "")
+        assert module_ids(app) == ["01", "02", "03", "04"]
+
+
+async def test_confidence_is_recorded_and_a_missed_drill_becomes_a_card(make_app, mini_course_dir):
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_item("01", "transpose-strides")
+        await pilot.pause()
+        await type_into(pilot, "#ask-0", "(3, 1)")
+        app.screen.query_one("#confidence-3", RadioButton).value = True
+        await pilot.press("enter")
+        await settle(app, pilot)
+        (attempt,) = app.session.store.attempts()
+        assert attempt.confidence == 3 and not attempt.correct
+        card = app.session.review.card("01", "transpose-strides")
+        assert card is not None  # a missed drill comes back for review
+        assert app.session.review.card("01", "sum-dtype") is None
+
+
+async def test_free_text_self_check_asks_for_a_self_rating(make_app, mini_course_dir):
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_self_check("01", 0)
+        await pilot.pause()
+        assert isinstance(app.screen, SelfCheckScreen)
+        await pilot.press(*"it swaps strides", "enter")
+        assert app.screen.query_one("#rating").has_class("-shown")
+        assert app.session.review.card("01", "why-strides") is None
+        await pilot.press("2")
+        card = app.session.review.card("01", "why-strides")
+        assert card is not None and card.last_review is not None
+        assert "Noted" in text_of(app.screen.query_one("#status"))
+
+
+async def test_review_screen_lists_due_items_and_opens_them(make_app, mini_course_dir, tmp_path):
+    store = ProfileStore.open(tmp_path / "review.sqlite")
+    clock = [datetime.now(timezone.utc) - timedelta(days=3)]
+    session = Session(load_course(mini_course_dir), store, clock=lambda: clock[0])
+    from tutor.review import Rating
+    session.review.review("01", "transpose-strides", "drill", Rating.Again)
+    session.review.review("01", "which-copies", "self_check", Rating.Again)
+    clock[0] = datetime.now(timezone.utc)  # three days later: both are due
+    app = TutorApp(session.course, store, session=session, start="review")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        listing = app.screen.query_one("#due", OptionList)
+        assert listing.option_count == 2
+        assert "2 item(s) due" in text_of(app.screen.query_one("#review-summary"))
+        app.screen._open("01/which-copies")
+        await pilot.pause()
+        assert isinstance(app.screen, SelfCheckScreen) and app.screen.check.id == "which-copies"
+        await pilot.press("escape")
+        assert isinstance(app.screen, ReviewScreen)
+        app.screen._open("01/transpose-strides")
+        await pilot.pause()
+        assert isinstance(app.screen, DrillScreen)
+    store.close()
+
+
+async def test_stats_screen_shows_accuracy_and_calibration(make_app, mini_course_dir):
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_item("01", "transpose-strides")
+        await pilot.pause()
+        await type_into(pilot, "#ask-0", "1x3")
+        app.screen.query_one("#confidence-2", RadioButton).value = True
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await pilot.press("s")
+        assert isinstance(app.screen, StatsScreen)
+        modules = text_of(app.screen.query_one("#modules-table"))
+        assert "01 First steps" in modules and "100%" in modules
+        calibration = text_of(app.screen.query_one("#calibration"))
+        assert "fairly sure" in calibration and "1 answers" in calibration
+        assert "●" in text_of(app.screen.query_one("#recent"))
+
+
+async def test_test_out_opens_a_locked_module(make_app, mini_course_dir):
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        assert app.session.state("02").status == Status.LOCKED
+        app.test_out("02")
+        await pilot.pause()
+        assert isinstance(app.screen, PlacementScreen)
+        await pilot.press("b", "enter")  # the one multiple-choice question of 01, answered right
+        await pilot.pause()
+        assert app.session.state("01").status == Status.DONE
+        assert isinstance(app.screen, DrillScreen) and app.screen.module_id == "02"
+
+
+async def test_failed_test_out_keeps_the_module_locked(make_app, mini_course_dir):
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.test_out("02")
+        await pilot.pause()
+        await pilot.press("a", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MapScreen)
+        assert app.session.state("02").status == Status.LOCKED

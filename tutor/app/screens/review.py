@@ -1,0 +1,80 @@
+"""The review screen: what spaced review says is due, opened one item at a time."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+
+from tutor.safe_text import inert
+
+
+def _ago(due: datetime) -> str:
+    minutes = int((datetime.now(timezone.utc) - due).total_seconds() // 60)
+    if minutes < 60:
+        return f"due {max(minutes, 0)} min ago"
+    if minutes < 60 * 48:
+        return f"due {minutes // 60} h ago"
+    return f"due {minutes // (60 * 24)} days ago"
+
+
+class ReviewScreen(Screen):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("enter", "open", "Review it")]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="review-summary")
+        yield OptionList(id="due")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_queue()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_queue()
+
+    def refresh_queue(self) -> None:
+        session = self.app.session
+        due = [d for d in session.review.due() if session.module(d.module) is not None]
+        listing = self.query_one("#due", OptionList)
+        listing.clear_options()
+        for item in due:
+            what = "drill" if item.kind == "drill" else "self-check"
+            slot = session.slot(item.module)
+            label = Text.assemble((f"{item.module} ", "bold"), inert(slot.title), f" — {what} ",
+                                  (inert(item.item), "italic"), (f"  {_ago(item.due)}", "dim"))
+            listing.add_option(Option(label, id=f"{item.module}/{item.item}"))
+        summary = self.query_one("#review-summary", Static)
+        if due:
+            summary.update(Text(f"{len(due)} item(s) due. Enter opens one; it is rated by how you do, "
+                                "then rescheduled."))
+            listing.focus()
+        else:
+            upcoming = session.review.upcoming()
+            later = f" The next one is due {upcoming[0].due:%Y-%m-%d %H:%M} UTC." if upcoming else ""
+            summary.update(Text("Nothing is due for review now." + later +
+                                " Missed drills and self-check questions come back here."))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self._open(event.option.id)
+
+    def action_open(self) -> None:
+        option = self.query_one("#due", OptionList).highlighted_option
+        if option is not None:
+            self._open(option.id)
+
+    def _open(self, key: str | None) -> None:
+        if not key:
+            return
+        module_id, item = key.split("/", 1)
+        module = self.app.session.module(module_id)
+        if module.drill(item) is not None:
+            self.app.open_item(module_id, item)
+        else:
+            index = next((i for i, c in enumerate(module.self_checks) if c.id == item), 0)
+            self.app.open_self_check(module_id, index)

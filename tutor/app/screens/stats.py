@@ -1,0 +1,66 @@
+"""The stats screen: accuracy and calibration per module and concept, time, recent history."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Sparkline, Static
+
+from tutor.progress.stats import DAYS, compute, format_duration, history_line
+from tutor.safe_text import inert
+
+
+def _percent(value: float | None) -> str:
+    return f"{value:.0%}" if value is not None else "—"
+
+
+class StatsScreen(Screen):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("q", "app.pop_screen", "Back", show=False)]
+    DEFAULT_CSS = """
+    StatsScreen Sparkline { height: 3; margin: 0 1; }
+    StatsScreen Static { margin: 0 1 1 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        session = self.app.session
+        stats = compute(session.course, session.store.attempts())
+        yield Header()
+        with VerticalScroll():
+            yield Static(Text.assemble(("Time spent: ", "bold"), format_duration(stats.total_seconds),
+                                       ("   Attempts in the last 14 days: ", "bold"), str(sum(stats.daily))),
+                         id="summary")
+            yield Sparkline(stats.daily, summary_function=max, id="daily")
+            yield Static(Text.assemble(("Recent predictions ", "bold"), ("(● right, ○ wrong): ", "dim"),
+                                       history_line(stats.recent) or "none yet"), id="recent")
+            modules = Table(title="Per module", expand=True)
+            for column in ("module", "drills tried", "right first try", "attempts", "time"):
+                modules.add_column(column)
+            for module_id, tally in stats.modules.items():
+                slot = session.slot(module_id)
+                name = f"{module_id} {inert(slot.title)}" if slot else module_id
+                modules.add_row(name, str(tally.drills), _percent(tally.accuracy), str(tally.attempts),
+                                format_duration(tally.seconds))
+            yield Static(modules, id="modules-table")
+            concepts = Table(title="Per concept", expand=True)
+            for column in ("concept", "drills tried", "right first try", "attempts"):
+                concepts.add_column(column)
+            for concept, tally in stats.concepts.items():
+                concepts.add_row(inert(concept), str(tally.drills), _percent(tally.accuracy), str(tally.attempts))
+            yield Static(concepts, id="concepts-table")
+            lines = stats.calibration_lines()
+            calibration = Text("Calibration\n", style="bold")
+            if not lines:
+                calibration.append("No predictions with a confidence yet: choose how sure you are before you run.")
+            for line in lines:
+                calibration.append(line + "\n")
+            if stats.brier is not None:
+                calibration.append(f"Brier score {stats.brier:.3f} (lower is better; 0 is perfect)")
+            yield Static(calibration, id="calibration")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"Stats — last {DAYS} days"

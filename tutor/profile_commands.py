@@ -1,0 +1,112 @@
+"""Command-line views of a profile: stats, review, export/import, and plain mode's start."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from tutor.progress.stats import compute, format_duration, history_line, spark
+from tutor.progress.transfer import export_profile, import_profile
+from tutor.session import Session
+from tutor.startup import StartupError, open_course_and_profile
+
+
+def _open(args: argparse.Namespace):
+    return open_course_and_profile(args.profile, args.lessons, getattr(args, "trust_lessons", False))
+
+
+def main(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        course, store = _open(args)
+    except StartupError as exc:
+        print(f"pytorch-tutor: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if store.notice:
+            print(store.notice, file=out)
+        if args.command == "stats":
+            print_stats(Session(course, store), out)
+            return 0
+        if args.command == "profile":
+            return transfer(store, args, out)
+        due = Session(course, store).review.due()
+        print_due(course, due, out)
+    finally:
+        store.close()
+    if args.command == "review" and not args.list and due and sys.stdout.isatty():
+        from tutor.app.launch import launch
+
+        return launch(profile=args.profile, lessons=args.lessons, trust_lessons=args.trust_lessons, start="review")
+    return 0
+
+
+def print_stats(session: Session, out: TextIO) -> None:
+    stats = compute(session.course, session.store.attempts())
+    print(f"Time spent: {format_duration(stats.total_seconds)}", file=out)
+    print(f"Last 14 days: {spark(stats.daily)}  ({sum(stats.daily)} attempts)", file=out)
+    print(f"Recent predictions (● right, ○ wrong): {history_line(stats.recent) or '—'}", file=out)
+    print("", file=out)
+    print(f"{'module':<8}{'drills':>7}{'first try':>11}{'attempts':>10}{'time':>14}", file=out)
+    for module_id, tally in stats.modules.items():
+        accuracy = f"{tally.accuracy:.0%}" if tally.accuracy is not None else "—"
+        print(f"{module_id:<8}{tally.drills:>7}{accuracy:>11}{tally.attempts:>10}{format_duration(tally.seconds):>14}",
+              file=out)
+    if stats.concepts:
+        print("", file=out)
+        print(f"{'concept':<24}{'drills':>7}{'first try':>11}", file=out)
+        for concept, tally in stats.concepts.items():
+            accuracy = f"{tally.accuracy:.0%}" if tally.accuracy is not None else "—"
+            print(f"{concept:<24}{tally.drills:>7}{accuracy:>11}", file=out)
+    print("", file=out)
+    lines = stats.calibration_lines()
+    print("Calibration:" if lines else "Calibration: no predictions with a confidence yet.", file=out)
+    for line in lines:
+        print("  " + line, file=out)
+    if stats.brier is not None:
+        print(f"  Brier score {stats.brier:.3f} (0 is perfect; always saying 'fairly sure' and being right "
+              "two times in three scores 0.222)", file=out)
+
+
+def print_due(course, due, out: TextIO) -> None:
+    if not due:
+        print("Nothing is due for review today.", file=out)
+        return
+    print(f"{len(due)} item(s) due for review:", file=out)
+    for item in due:
+        slot = course.slot(item.module)
+        title = slot.title if slot else "?"
+        what = "drill" if item.kind == "drill" else "self-check"
+        print(f"  {item.module} {title} — {what} {item.item}", file=out)
+
+
+def transfer(store, args: argparse.Namespace, out: TextIO) -> int:
+    if args.action == "export":
+        try:
+            count = export_profile(store, args.file)
+        except OSError as exc:
+            print(f"pytorch-tutor: cannot write {args.file}: {exc.strerror}", file=sys.stderr)
+            return 1
+        print(f"Exported {count} attempts to {args.file}", file=out)
+        return 0
+    try:
+        added, present = import_profile(store, args.file)
+    except ValueError as exc:
+        print(f"pytorch-tutor: {exc}", file=sys.stderr)
+        return 1
+    print(f"Imported {added} attempts ({present} were already here) from {args.file}", file=out)
+    return 0
+
+
+def plain(args: argparse.Namespace) -> int:
+    from tutor.plain import run_plain
+
+    try:
+        course, store = _open(args)
+    except StartupError as exc:
+        print(f"pytorch-tutor: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return run_plain(Session(course, store), args.profile)
+    finally:
+        store.close()

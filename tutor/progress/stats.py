@@ -1,0 +1,113 @@
+"""Learning statistics from the attempt history: accuracy, calibration, time, recent days."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from tutor.course.loader import Course
+from tutor.progress.store import CONFIDENCE_LEVELS, Attempt
+
+# What each confidence level claims, as a probability of being right (for the Brier score).
+CONFIDENCE_PROBABILITY = {1: 1 / 3, 2: 2 / 3, 3: 0.95}
+DAYS = 14
+
+
+@dataclass
+class Tally:
+    drills: int = 0  # drills predicted at least once
+    first_try: int = 0  # of those, right on the first attempt
+    attempts: int = 0
+    seconds: float = 0.0
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.first_try / self.drills if self.drills else None
+
+
+@dataclass
+class Stats:
+    modules: dict[str, Tally] = field(default_factory=dict)
+    concepts: dict[str, Tally] = field(default_factory=dict)
+    calibration: dict[int, tuple[int, int]] = field(default_factory=dict)  # level -> (answers, right)
+    brier: float | None = None
+    daily: list[int] = field(default_factory=list)  # attempts per day, oldest first, today last
+    recent: list[bool] = field(default_factory=list)  # the last predictions, oldest first
+    total_seconds: float = 0.0
+
+    def calibration_lines(self) -> list[str]:
+        lines = []
+        for level, word in CONFIDENCE_LEVELS.items():
+            answers, right = self.calibration.get(level, (0, 0))
+            if answers:
+                lines.append(f"{word:<12} {answers:>4} answers, {right / answers:>4.0%} right "
+                             f"(claimed about {CONFIDENCE_PROBABILITY[level]:.0%})")
+        return lines
+
+
+def _day(at: str) -> date | None:
+    try:
+        return datetime.fromisoformat(at).date()
+    except ValueError:
+        return None
+
+
+def compute(course: Course, attempts: list[Attempt], today: date | None = None) -> Stats:
+    today = today or date.today()
+    tags = {(m.id, d.id): d.tags for m in course.modules() for d in m.drills}
+    stats = Stats()
+    modules: dict[str, Tally] = defaultdict(Tally)
+    concepts: dict[str, Tally] = defaultdict(Tally)
+    seen: set[tuple[str, str]] = set()
+    calibration: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    squared_errors: list[float] = []
+    per_day: dict[date, int] = defaultdict(int)
+    for a in attempts:
+        stats.total_seconds += a.seconds
+        modules[a.module].attempts += 1
+        modules[a.module].seconds += a.seconds
+        if (day := _day(a.at)) is not None:
+            per_day[day] += 1
+        if a.kind != "prediction":
+            continue
+        stats.recent.append(a.correct)
+        key = (a.module, a.item)
+        groups = [modules[a.module]] + [concepts[t] for t in tags.get(key, ())]
+        for tag in tags.get(key, ()):
+            concepts[tag].attempts += 1
+            concepts[tag].seconds += a.seconds
+        if key not in seen:
+            seen.add(key)
+            for group in groups:
+                group.drills += 1
+                group.first_try += int(a.correct)
+        if a.confidence in CONFIDENCE_PROBABILITY:
+            calibration[a.confidence][0] += 1
+            calibration[a.confidence][1] += int(a.correct)
+            squared_errors.append((CONFIDENCE_PROBABILITY[a.confidence] - float(a.correct)) ** 2)
+    stats.modules = dict(sorted(modules.items()))
+    stats.concepts = dict(sorted(concepts.items()))
+    stats.calibration = {level: (n, right) for level, (n, right) in sorted(calibration.items())}
+    stats.brier = sum(squared_errors) / len(squared_errors) if squared_errors else None
+    stats.daily = [per_day.get(today - timedelta(days=n), 0) for n in range(DAYS - 1, -1, -1)]
+    stats.recent = stats.recent[-40:]
+    return stats
+
+
+def spark(values: list[int]) -> str:
+    """A one-line bar chart: ▁▂▃▄▅▆▇█ scaled to the largest value."""
+    bars = "▁▂▃▄▅▆▇█"
+    top = max(values, default=0)
+    if top == 0:
+        return bars[0] * len(values)
+    return "".join(bars[min(len(bars) - 1, round(v / top * (len(bars) - 1)))] for v in values)
+
+
+def history_line(recent: list[bool]) -> str:
+    return "".join("●" if ok else "○" for ok in recent)
+
+
+def format_duration(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min {int(seconds % 60)} s"
