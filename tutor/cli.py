@@ -7,6 +7,7 @@ With no subcommand it opens the tutor. Imports are local to each command so that
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -126,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `pytorch-tutor check | head`: the reader left; so do we, quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except ValueError as exc:  # bad names and paths from the command line
         print(f"pytorch-tutor: {exc}", file=sys.stderr)
         return 2

@@ -1,4 +1,4 @@
-"""Command-palette entries: jump to any module by name or number."""
+"""Command-palette entries: jump to any module or drill, open review or stats."""
 
 from __future__ import annotations
 
@@ -6,17 +6,26 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from tutor.session import OPENABLE
+
 
 class ModuleCommands(Provider):
-    """Offers "Open 03 Storage, Strides, Views, and Copies" for every module."""
+    """"Open 03 Storage, Strides…" for every module, and each drill of the modules that are open."""
 
     def _entries(self):
         app = self.app
-        for slot in app.session.course.slots:
-            state = app.session.state(slot.id)
-            label = f"Open {slot.id} {slot.title}"
+        session = app.session
+        yield "Review what is due", app.action_review, "spaced review of missed drills and self-check questions"
+        yield "Stats", app.action_stats, "accuracy, calibration and time per module and concept"
+        for slot in session.course.slots:
+            state = session.state(slot.id)
             help_text = state.status.value + (f" — {state.reason}" if state.reason else "")
-            yield label, partial(app.open_module, slot.id), help_text
+            yield f"Open {slot.id} {slot.title}", partial(app.open_module, slot.id), help_text
+            if state.status in OPENABLE and slot.module is not None:
+                for drill in slot.module.drills:
+                    done = "verified" if session.drill_done(slot.id, drill.id) else "not yet verified"
+                    yield (f"Open {slot.id} › {drill.title}", partial(app.open_item, slot.id, drill.id),
+                           f"{'exercise' if drill.is_exercise else 'drill'} in {slot.title} — {done}")
 
     async def discover(self) -> Hits:
         for label, callback, help_text in self._entries():
