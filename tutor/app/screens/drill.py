@@ -10,9 +10,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Markdown, RadioButton, RadioSet, Static, TextArea
 
+from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_view import CodeView
 from tutor.app.widgets.result_panel import ResultPanel
 from tutor.grading import DrillOutcome, grade, request_for
@@ -26,7 +26,7 @@ def _option_lines(options: tuple[str, ...]) -> str:
     return "\n".join(f"   {chr(ord('a') + i)}) {inert(o)}" for i, o in enumerate(options))
 
 
-class DrillScreen(Screen):
+class DrillScreen(LessonScreen):
     BINDINGS = [
         Binding("ctrl+r", "run", "Run", priority=True),
         Binding("ctrl+g", "hint", "Hint", priority=True),
@@ -74,6 +74,8 @@ class DrillScreen(Screen):
                 yield Static(question, classes="ask-question")
                 yield Input(placeholder=expected_form(ask.kind), id=f"ask-{i}")
                 yield Static("", id=f"problem-{i}", classes="answer-problem")
+            yield Static("How sure are you? (optional; Tab to reach it, arrows and Space to choose)",
+                         id="confidence-label")
             with RadioSet(id="confidence"):
                 for level, word in CONFIDENCE_LEVELS.items():
                     yield RadioButton(f"{word}", id=f"confidence-{level}")
@@ -227,20 +229,6 @@ class DrillScreen(Screen):
             self.set_status("Compare with the first run: what changed, and why? ctrl+e returns to your predictions.")
         self.app.announce_unlocked(unlocked)
 
-    def action_hint(self) -> None:
-        hints = self.drill.hints
-        if self.hints_shown >= len(hints):
-            self.notify("No more hints for this drill: run it and read the explanation.", timeout=4)
-            return
-        self.hints_shown += 1
-        text = Text()
-        for i, hint in enumerate(hints[: self.hints_shown], start=1):
-            text.append(f"Hint {i}/{len(hints)}: ", style="bold")
-            text.append(inert(hint) + "\n")
-        widget = self.query_one("#hints", Static)
-        widget.update(text)
-        widget.add_class("-shown")
-        widget.scroll_visible()
 
     def action_edit(self) -> None:
         if not self.revealed:
@@ -258,18 +246,3 @@ class DrillScreen(Screen):
         else:
             self.query_one("#ask-0", Input).focus()
             self.set_status("Back to your predictions: Enter runs them.")
-
-    def action_next(self) -> None:
-        following = self.app.session.next_after(self.module_id, self.drill.id)
-        if following is None:
-            self.app.back_to_map()
-        else:
-            self.app.open_item(self.module_id, following)
-
-    def action_previous(self) -> None:
-        before = self.app.session.previous_before(self.module_id, self.drill.id)
-        if before is not None:
-            self.app.open_item(self.module_id, before)
-
-    def action_map(self) -> None:
-        self.app.back_to_map()

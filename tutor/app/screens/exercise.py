@@ -15,17 +15,17 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Markdown, Static, TextArea
 
 from tutor.app.screens.confirm import ConfirmScreen
+from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.grading import describe_error, grade, request_for
 from tutor.safe_text import clip, inert
 from tutor.session import code_run_passed
 from tutor.workspace import ensure_starter, read_exercise, reset_exercise
 
 
-class ExerciseScreen(Screen):
+class ExerciseScreen(LessonScreen):
     BINDINGS = [
         Binding("ctrl+r", "verify", "Run checks", priority=True),
         Binding("ctrl+s", "save", "Save", priority=True),
@@ -237,30 +237,3 @@ class ExerciseScreen(Screen):
 
         self.app.push_screen(ConfirmScreen("Restore the starter file? Your current version is kept beside it."),
                              done)
-
-    def action_hint(self) -> None:
-        hints = self.drill.hints
-        if self.hints_shown >= len(hints):
-            self.notify("No more hints for this exercise.", timeout=4)
-            return
-        self.hints_shown += 1
-        text = Text()
-        for i, hint in enumerate(hints[: self.hints_shown], start=1):
-            text.append(f"Hint {i}/{len(hints)}: ", style="bold")
-            text.append(inert(hint) + "\n")
-        self.query_one("#hints", Static).update(text)
-
-    def action_next(self) -> None:
-        following = self.app.session.next_after(self.module_id, self.drill.id)
-        if following is None:
-            self.app.back_to_map()
-        else:
-            self.app.open_item(self.module_id, following)
-
-    def action_previous(self) -> None:
-        before = self.app.session.previous_before(self.module_id, self.drill.id)
-        if before is not None:
-            self.app.open_item(self.module_id, before)
-
-    def action_map(self) -> None:
-        self.app.back_to_map()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.console import Group
+from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -150,10 +152,12 @@ class MapScreen(Screen):
             answered = progress.self_checks_answered & {c.id for c in module.self_checks}
             text.append(f"\nDrills verified: {len(progress.drills_done)}/{len(module.drills)}\n")
             text.append(f"Self-check answered: {len(answered)}/{len(module.self_checks)}\n")
+            footer = Text("\nPress Enter to open.", style="dim") if state.status in (
+                Status.OPEN, Status.IN_PROGRESS, Status.DONE) else Text("")
             if module.intro.strip():
-                text.append("\n" + inert(module.intro.strip()) + "\n", style="italic")
-            if state.status in (Status.OPEN, Status.IN_PROGRESS, Status.DONE):
-                text.append("\nPress Enter to open.", style="dim")
+                details.update(Group(text, RichMarkdown(inert(module.intro.strip())), footer))
+                return
+            text.append_text(footer)
         elif slot.is_broken:
             text.append("\nThis module's lesson file has errors:\n", style="red")
             for error in slot.errors[:12]:
