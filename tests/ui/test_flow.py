@@ -246,3 +246,17 @@ async def test_command_palette_jumps_to_a_module(make_app, mini_course_dir):
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, DrillScreen) and app.screen.module_id == "01"
+
+
+async def test_a_broken_course_file_is_shown_not_raised(make_app, tmp_path):
+    root = tmp_path / "course"
+    root.mkdir()
+    (root / "course.yaml").write_text("format_version: 1\ntitle: x\nmodules: [\n")
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, MapScreen)
+        details = text_of(app.screen.query_one("#details"))
+        assert "course.yaml:" in details and "invalid YAML" in details
+        await pilot.press("enter", "t", "s", "escape", "r", "escape")  # nothing to open; nothing breaks
+        assert app.is_running
