@@ -21,7 +21,7 @@ def request_for(drill: Drill, code: str | None = None) -> RunRequest:
         AskSpec(a.key, a.expr, "raises" if a.kind == "error" and a.expr else "value") for a in drill.asks
     )
     return RunRequest(code=drill.code if code is None else code, setup=drill.setup, check=drill.check,
-                      asks=asks, timeout=drill.timeout)
+                      asks=asks, timeout=drill.timeout, needs=drill.needs)
 
 
 @dataclass

@@ -76,3 +76,24 @@ def test_the_stages_in_order_on_a_small_custom_corpus(tmp_path, capsys):
     assert first.startswith("def ")
     assert main(["sample", "--prompt", "def ", "--tokens", "8", "--seed", "1", *ws]) == 0
     assert capsys.readouterr().out == first  # same seed, same text
+
+
+def test_help_states_the_real_defaults():
+    # cli.py avoids importing torch, so its help strings repeat the dataclass defaults; keep them honest.
+    import re
+    from dataclasses import fields
+
+    from capstone.cli import build_parser
+    from capstone.model import GPTConfig
+    from capstone.train import RECIPE_DROPOUT, TrainConfig
+
+    train_parser = build_parser("x")._subparsers._group_actions[0].choices["train"]
+    defaults = {f.name: f.default for f in fields(TrainConfig)} | {
+        f.name: f.default for f in fields(GPTConfig)} | {"dropout": RECIPE_DROPOUT}
+    checked = 0
+    for action in train_parser._actions:
+        match = re.search(r"\(default ([^,)]+)", action.help or "")
+        if match and action.dest in defaults:
+            assert float(match.group(1)) == defaults[action.dest], action.dest
+            checked += 1
+    assert checked >= 15

@@ -78,3 +78,12 @@ def test_training_loader_yields_shifted_windows_reproducibly():
     loader2, sampler2 = training_loader(tokens, context=16, batch_size=4, seed=99)
     sampler2.load_state_dict(state)
     assert torch.equal(next(iter(loader2))[0], after)
+
+
+def test_starting_a_loader_leaves_the_global_rng_alone():
+    # DataLoader draws a worker base seed on every iter(); it must not come from the global
+    # RNG that dropout uses, or a resumed run would diverge from a straight one.
+    loader, _ = training_loader(np.arange(100, dtype=np.uint16), context=8, batch_size=2, seed=0)
+    before = torch.get_rng_state()
+    iter(loader)
+    assert torch.equal(before, torch.get_rng_state())

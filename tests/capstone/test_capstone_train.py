@@ -13,8 +13,8 @@ TINY = dict(vocab_size=512, context=64, d_model=64, n_layer=2, n_head=2)
 
 
 def tiny_run(steps: int, **overrides) -> TrainConfig:
-    return TrainConfig(steps=steps, batch_size=8, warmup_steps=4, log_every=1000,
-                       eval_every=0, checkpoint_every=0, **overrides)
+    settings = dict(batch_size=8, warmup_steps=4, log_every=1000, eval_every=0, checkpoint_every=0)
+    return TrainConfig(steps=steps, **(settings | overrides))
 
 
 def assert_same_tensors(a, b, where=""):
@@ -80,8 +80,9 @@ def test_a_zero_time_budget_stops_before_the_first_step(fresh_workspace):
 
 
 def test_short_run_beats_the_bigram_baseline(fresh_workspace):
-    train(fresh_workspace, GPTConfig(**TINY), tiny_run(steps=300, batch_size=16, lr=3e-3, min_lr=3e-4),
-          log=None)
+    # About 4 epochs of a 2-layer, 64-wide model; measured margin: about 0.25 nats below the bigram.
+    train(fresh_workspace, GPTConfig(**TINY),
+          tiny_run(steps=400, batch_size=32, warmup_steps=20, lr=5e-3, min_lr=5e-4), log=None)
     report = evaluate(fresh_workspace, stride=32)
     assert report["val_tokens_scored"] == report["data"]["val"]["tokens"] - 1
     assert report["model"]["nats_per_token"] < report["bigram"]["nats_per_token"] < report["unigram"]["nats_per_token"]

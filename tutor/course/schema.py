@@ -46,6 +46,10 @@ class WrongAnswer:
     misconception: str
 
 
+# What a drill may declare under `needs:`; the sandbox grants exactly that (see tutor/sandbox/protocol.py).
+SANDBOX_NEEDS = ("processes", "exec", "loopback")
+
+
 @dataclass(frozen=True)
 class Drill:
     id: str
@@ -64,6 +68,7 @@ class Drill:
     tags: tuple[str, ...] = ()
     gpu_note: str = ""
     starter: str = ""  # an exercise's starting file, which the learner completes
+    needs: tuple[str, ...] = ()  # sandbox grants beyond the default: processes, exec, loopback
     line: int = 1
 
     @property
@@ -202,10 +207,10 @@ def _empty_list() -> MarkedList:
 _MODULE_KEYS = {"format_version", "module", "drills"}
 _MODULE_OPTIONAL = {"intro", "self_check"}
 _DRILL_KEYS = {"id", "prompt", "code", "ask", "explanation", "hints", "wrong_answers"}
-_DRILL_OPTIONAL = {"title", "setup", "check", "solution", "timeout", "timeout_reason", "tags", "gpu_note"}
+_DRILL_OPTIONAL = {"title", "setup", "check", "solution", "timeout", "timeout_reason", "tags", "gpu_note", "needs"}
 # An exercise (a lab) has a starter file instead of code to predict about.
 _EXERCISE_KEYS = {"id", "prompt", "starter", "check", "solution", "explanation", "hints"}
-_EXERCISE_OPTIONAL = {"title", "setup", "timeout", "timeout_reason", "tags", "gpu_note"}
+_EXERCISE_OPTIONAL = {"title", "setup", "timeout", "timeout_reason", "tags", "gpu_note", "needs"}
 _ASK_KEYS = {"kind"}
 _ASK_OPTIONAL = {"expr", "id", "question", "options", "tolerance"}
 _WRONG_KEYS = {"answer", "misconception"}
@@ -323,6 +328,11 @@ def _parse_drill(reader: _Reader, item: Any, path: str, mark: Mark) -> Drill | N
     if solution.strip() and not check.strip():
         reader.error(reader.key_mark(data, "solution"), f"{path}.solution",
                      "a repair drill needs a `check` that the solution passes and the code fails")
+    needs = reader.text_list(data, "needs", path)
+    for need in needs:
+        if need not in SANDBOX_NEEDS:
+            reader.error(reader.key_mark(data, "needs"), f"{path}.needs",
+                         f"unknown need {need!r} (the sandbox can grant: {', '.join(SANDBOX_NEEDS)})")
 
     if len(reader.errors) > before:
         return None
@@ -343,6 +353,7 @@ def _parse_drill(reader: _Reader, item: Any, path: str, mark: Mark) -> Drill | N
         tags=reader.text_list(data, "tags", path),
         gpu_note=reader.text(data, "gpu_note", path, default=""),
         starter=starter,
+        needs=needs,
         line=mark[0],
     )
 

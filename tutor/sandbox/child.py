@@ -1,12 +1,14 @@
 """The sandbox's child side: runs one snippet and describes what it saw.
 
-Executed as a script (``python -I child.py``), never imported by the UI: it is
-the only place in the tutor that imports torch, and it deliberately imports
-nothing from the ``tutor`` package so that no tutor state (answer keys, the
-learner's profile) ever exists in the process that runs untrusted code.
+Imported by the zygote (``zygote.py``), which calls :func:`run_request` in a
+confined child per snippet; it can also still run on its own as a script
+(``python -I child.py``, a request on stdin), which is what the benchmark's
+"cold" path measures. Either way it imports nothing from the ``tutor`` package,
+so no tutor state (answer keys, the learner's profile) ever exists in a process
+that runs untrusted code, and it is, with the zygote, the only torch importer.
 
-Protocol: a JSON run request on stdin; ``READY`` then one JSON result line on
-the original stdout; the snippet's own stdout and stderr share the stderr pipe.
+Script protocol: a JSON run request on stdin; ``READY`` then one JSON result line
+on the original stdout; the snippet's own stdout and stderr share the stderr pipe.
 """
 
 from __future__ import annotations
@@ -131,7 +133,10 @@ def describe(value, torch, depth: int = 0) -> dict:
         if isinstance(value, torch.nn.Module):
             return {"type": "module", "class": type(value).__name__}
     if isinstance(value, BaseException):
-        return {"type": "exception", "name": type(value).__name__, "message": str(value)[:MAX_TEXT]}
+        # torch exposes some exceptions under a public name for a private class
+        # (torch.linalg.LinAlgError is torch._C._LinAlgError): show the name people type.
+        name = type(value).__name__.lstrip("_") or type(value).__name__
+        return {"type": "exception", "name": name, "message": str(value)[:MAX_TEXT]}
     if isinstance(value, (tuple, list)):
         kind = "tuple" if isinstance(value, tuple) else "list"
         out = {"type": kind, "items": [describe(v, torch, depth + 1) for v in list(value)[:MAX_ITEMS]]}

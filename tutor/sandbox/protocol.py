@@ -11,6 +11,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tutor.safe_text import inert
+
 PROTOCOL = 1
 MAX_RESULT_BYTES = 1 << 20
 MAX_DEPTH = 24
@@ -31,6 +33,11 @@ class RunRequest:
     check: str = ""
     asks: tuple[AskSpec, ...] = ()
     timeout: float = 10.0
+    # What a lesson declares it needs beyond the default confinement, and the sandbox
+    # grants exactly that: "processes" (fork, e.g. DataLoader workers; with a private
+    # /dev/shm), "exec" (running programs, e.g. torch.compile's C compiler; implies
+    # processes), "loopback" (TCP/UDP on a network namespace's own loopback, e.g. gloo).
+    needs: tuple[str, ...] = ()
 
     def to_json(self) -> bytes:
         data = asdict(self)
@@ -42,7 +49,7 @@ class RunRequest:
         data = json.loads(raw)
         asks = tuple(AskSpec(a["key"], a["expr"], a.get("mode", "value")) for a in data.get("asks", []))
         return cls(code=data["code"], setup=data.get("setup", ""), check=data.get("check", ""), asks=asks,
-                   timeout=float(data.get("timeout", 10.0)))
+                   timeout=float(data.get("timeout", 10.0)), needs=tuple(data.get("needs", ())))
 
 
 @dataclass(frozen=True)
@@ -117,9 +124,9 @@ def parse_observation(raw: bytes) -> Observation:
             error=_error(data.get("error")),
             asks={_text(k): _ask(v) for k, v in _dict(data.get("asks", {})).items()},
             check=_one_of(data.get("check", "skipped"), ("passed", "failed", "error", "skipped")),
-            check_message=_text(data.get("check_message", "")),
+            check_message=inert(_text(data.get("check_message", ""))),
             variables={_text(k): _value(v) for k, v in _dict(data.get("variables", {})).items()},
-            fence=[_text(f) for f in _list(data.get("fence", []))],
+            fence=[inert(_text(f)) for f in _list(data.get("fence", []))],
             seconds=float(_number(data.get("seconds", 0.0))),
         )
     except (TypeError, KeyError, AttributeError) as exc:
@@ -163,7 +170,9 @@ def _error(v: Any) -> ErrorInfo | None:
     line = d.get("line")
     if line is not None and (isinstance(line, bool) or not isinstance(line, int)):
         raise TypeError("line must be an int")
-    return ErrorInfo(_text(d.get("phase", "code")), _text(d["type"], 200), _text(d.get("message", "")), line)
+    # display texts: made inert here, so no caller can print a snippet's escape sequences by accident
+    return ErrorInfo(inert(_text(d.get("phase", "code"), 40)), inert(_text(d["type"], 200)),
+                     inert(_text(d.get("message", ""))), line)
 
 
 def _ask(v: Any) -> AskResult:

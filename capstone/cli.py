@@ -1,0 +1,214 @@
+"""`pytorch-tutor capstone <stage>` (also `python -m capstone <stage>`).
+
+The stages run in the order the course builds them, each reading the previous one's
+artifacts from the workspace:
+
+    corpus -> tokenize -> train -> eval -> sample
+
+Progress goes to stderr and the final summary to stdout, so `... > summary.txt` keeps only
+the results. User mistakes (a missing artifact, a bad option) print one line and return a
+non-zero status instead of a traceback. Stage modules are imported inside the handlers, so
+importing this file (and `--help`) never loads torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from capstone import CapstoneError
+from capstone.workspace import DEFAULT_WORKSPACE, Workspace
+from capstone.workspace import log_to_stderr as _err
+
+
+# --------------------------------------------------------------------------- handlers
+
+
+def cmd_corpus(args: argparse.Namespace) -> int:
+    from capstone.corpus import build
+
+    ws = Workspace(args.workspace)
+    meta = build(ws, args.corpus, args.val_fraction)
+    version = f" (Python {meta['python_version']})" if "python_version" in meta else ""
+    print(f"corpus: {meta['source']}{version}, {meta['bytes']:,} bytes, sha256 {meta['sha256'][:12]}\n"
+          f"split at byte {meta['split_at_byte']:,}: train {meta['train']['bytes']:,} bytes, "
+          f"val {meta['val']['bytes']:,} bytes\n"
+          f"wrote {ws.corpus_meta.parent}")
+    return 0
+
+
+def cmd_tokenize(args: argparse.Namespace) -> int:
+    from capstone.data import build
+
+    ws = Workspace(args.workspace)
+    meta = build(ws, args.vocab_size, log=_err)
+    print(f"tokenizer: {meta['tokenizer']['merges']} merges in {meta['tokenizer']['train_seconds']:.2f}s "
+          f"-> {ws.tokenizer}")
+    for name in ("train", "val"):
+        m = meta[name]
+        print(f"{name}: {m['tokens']:,} tokens from {m['bytes']:,} bytes "
+              f"({m['bytes_per_token']:.3f} bytes/token)")
+    if args.compare_hf:
+        from capstone.bpe import Tokenizer, compare_hf
+        from capstone.corpus import load_split
+
+        train_text, val_text, _ = load_split(ws)
+        result = compare_hf(train_text, val_text, Tokenizer.load(ws.tokenizer))
+        if isinstance(result, str):
+            _err(result)
+        else:
+            print(f"compression on val, vocab {result['hf_tokenizers']['vocab_size']}: ours "
+                  f"{result['ours']['bytes_per_token']:.3f} bytes/token, HF tokenizers "
+                  f"{result['hf_tokenizers']['bytes_per_token']:.3f} bytes/token")
+    return 0
+
+
+MODEL_OPTIONS = ("context", "d_model", "n_layer", "n_head", "dropout")
+TRAIN_OPTIONS = ("steps", "batch_size", "lr", "min_lr", "warmup_steps", "weight_decay", "grad_clip",
+                 "seed", "log_every", "eval_every", "checkpoint_every")
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    import torch
+
+    from capstone.data import load_split_tokens
+    from capstone.model import GPTConfig
+    from capstone.train import RECIPE_DROPOUT, TrainConfig, train
+
+    ws = Workspace(args.workspace)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    given = {name: getattr(args, name) for name in MODEL_OPTIONS + TRAIN_OPTIONS
+             if getattr(args, name) is not None}
+    if args.resume:
+        if given:
+            raise CapstoneError("--resume continues the saved run with its own settings; drop "
+                                + ", ".join("--" + n.replace("_", "-") for n in given))
+        model_config = config = None
+    else:
+        _, _, data_meta = load_split_tokens(ws)
+        model_config = GPTConfig(**({"vocab_size": data_meta["vocab_size"], "dropout": RECIPE_DROPOUT}
+                                    | {k: v for k, v in given.items() if k in MODEL_OPTIONS}))
+        config = TrainConfig(**{k: v for k, v in given.items() if k in TRAIN_OPTIONS})
+    try:
+        summary = train(ws, model_config, config, resume=args.resume,
+                        stop_after=args.stop_after, time_budget=args.time_budget)
+    except KeyboardInterrupt:
+        _err("interrupted: continue from the last checkpoint with "
+             f"`pytorch-tutor capstone train --resume --workspace {ws.root}`")
+        return 130
+    state = "finished" if summary["finished"] else "stopped early (continue with --resume)"
+    loss, rate = summary["last_train_loss"], summary["tokens_per_second_this_run"]
+    print(f"train: step {summary['step']}/{summary['steps']} {state}; last train loss "
+          f"{'n/a' if loss is None else f'{loss:.4f}'}, "
+          f"val estimate {summary['val_loss_estimate']:.4f} nats/token\n"
+          f"{summary['parameters']:,} parameters, {summary['training_seconds']:.0f}s of training, "
+          f"{'n/a' if rate is None else f'{rate / 1000:.1f}k'} tokens/s on {summary['threads']} threads\n"
+          f"wrote {ws.checkpoint}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from capstone.evaluate import evaluate
+
+    ws = Workspace(args.workspace)
+    r = evaluate(ws, args.stride, args.batch_size, log=_err)
+    print(f"validation, {r['val_tokens_scored']:,} tokens ({r['val_bytes_scored']:,} bytes), "
+          f"checkpoint step {r['checkpoint_step']}, context {r['context']}, stride {r['stride']}:")
+    for name in ("model", "bigram", "unigram"):
+        m = r[name]
+        k = f"  (add-k, k={m['k']:.3g})" if "k" in m else ""
+        print(f"  {name:<8} {m['nats_per_token']:.4f} nats/token  {m['bits_per_byte']:.4f} bits/byte{k}")
+    print(f"  model beats the best bigram by {r['gap_to_bigram']:.4f} nats/token\n"
+          f"wrote {ws.eval_report}")
+    return 0
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    from capstone.sample import sample
+
+    text = sample(Workspace(args.workspace), args.prompt, args.tokens, args.temperature,
+                  args.top_k or None, args.seed)
+    print(text)
+    return 0
+
+
+# --------------------------------------------------------------------------- the parser
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Build a small GPT end to end: corpus -> tokenize -> train -> eval -> sample.")
+    sub = parser.add_subparsers(dest="command", metavar="{corpus,tokenize,train,eval,sample}", required=True)
+
+    def stage(name: str, help: str, handler) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help)
+        p.add_argument("--workspace", default=DEFAULT_WORKSPACE, metavar="DIR",
+                       help=f"where every artifact goes (default: ./{DEFAULT_WORKSPACE})")
+        p.set_defaults(handler=handler)
+        return p
+
+    p = stage("corpus", "extract the corpus and split it into train/validation (module 30)", cmd_corpus)
+    p.add_argument("--corpus", metavar="PATH", help="a UTF-8 text file (default: Python's bundled "
+                   "language reference, pydoc_data.topics)")
+    p.add_argument("--val-fraction", type=float, default=0.1, help="tail share held out (default 0.1)")
+
+    p = stage("tokenize", "train the byte-level BPE and write token files (modules 30-31)", cmd_tokenize)
+    p.add_argument("--vocab-size", type=int, default=512, help="256 bytes + merges (default 512)")
+    p.add_argument("--compare-hf", action="store_true",
+                   help="also compare compression with HuggingFace tokenizers, if installed")
+
+    p = stage("train", "pretrain the GPT on CPU, with resumable checkpoints (modules 32-33)", cmd_train)
+    model = p.add_argument_group("model (defaults: the course's 875,264-parameter GPT)")
+    model.add_argument("--context", type=int, help="sequence length (default 128)")
+    model.add_argument("--d-model", type=int, help="width (default 128)")
+    model.add_argument("--n-layer", type=int, help="blocks (default 4)")
+    model.add_argument("--n-head", type=int, help="attention heads (default 4)")
+    model.add_argument("--dropout", type=float, help="dropout probability (default 0.1, the recipe)")
+    run = p.add_argument_group("training")
+    run.add_argument("--steps", type=int, help="total optimizer steps; the schedule's length (default 1600)")
+    run.add_argument("--batch-size", type=int, help="windows per step (default 32)")
+    run.add_argument("--lr", type=float, help="peak learning rate (default 2e-3)")
+    run.add_argument("--min-lr", type=float, help="final learning rate of the cosine (default 2e-4)")
+    run.add_argument("--warmup-steps", type=int, help="linear warmup steps (default 100)")
+    run.add_argument("--weight-decay", type=float, help="AdamW decay on matrices (default 0.1)")
+    run.add_argument("--grad-clip", type=float, help="max gradient norm (default 1.0)")
+    run.add_argument("--seed", type=int, help="seed for init, batches and dropout (default 1337)")
+    run.add_argument("--log-every", type=int, help="steps between progress lines (default 50)")
+    run.add_argument("--eval-every", type=int, help="steps between quick val estimates, 0 = never (default 250)")
+    run.add_argument("--checkpoint-every", type=int, help="steps between checkpoints (default 500)")
+    stop = p.add_argument_group("stopping and resuming")
+    stop.add_argument("--time-budget", type=float, metavar="SECONDS",
+                      help="stop after this much training time (a checkpoint is written; --resume continues)")
+    stop.add_argument("--stop-after", type=int, metavar="N",
+                      help="stop after N more steps without changing the schedule")
+    stop.add_argument("--resume", action="store_true", help="continue the workspace's checkpoint exactly")
+    stop.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+
+    p = stage("eval", "validation nats/token, bits/byte and n-gram baselines (module 34)", cmd_eval)
+    p.add_argument("--stride", type=int, default=64, help="sliding-window stride (default 64)")
+    p.add_argument("--batch-size", type=int, default=32, help="windows per forward pass (default 32)")
+
+    p = stage("sample", "generate text from the checkpoint (module 35)", cmd_sample)
+    p.add_argument("--prompt", default="\n", help="text to continue (default: a newline)")
+    p.add_argument("--tokens", type=int, default=200, help="tokens to generate (default 200)")
+    p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy (default 0.8)")
+    p.add_argument("--top-k", type=int, default=40, help="keep the k likeliest tokens, 0 = all (default 40)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    return parser
+
+
+def main(argv: list[str] | None = None, *, prog: str = "pytorch-tutor capstone") -> int:
+    parser = build_parser(prog)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help (0) or a usage error (2): return the status, don't exit
+        return e.code if isinstance(e.code, int) else 2
+    try:
+        return args.handler(args)
+    except CapstoneError as e:
+        _err(f"error: {e}")
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,117 @@
+"""Where every capstone artifact lives on disk, and the small JSON helpers they share.
+
+One place knows the layout, so a stage never guesses a path and a missing artifact always
+produces the same kind of message: which file is missing and which command makes it.
+
+    <workspace>/corpus/train.txt, val.txt, corpus.json      <- `capstone corpus`
+    <workspace>/tokenizer/tokenizer.json                    <- `capstone tokenize`
+    <workspace>/data/train.bin, val.bin, data.json          <- `capstone tokenize`
+    <workspace>/train/ckpt.pt, train.json                   <- `capstone train`
+    <workspace>/eval/eval.json                              <- `capstone eval`
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from capstone import CapstoneError
+
+DEFAULT_WORKSPACE = "capstone-workspace"
+
+
+def log_to_stderr(line: str) -> None:
+    """Progress output: stderr, flushed, so stdout keeps only each command's summary."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_json(path: Path, obj: dict) -> None:
+    # Write then rename, so an interrupted run never leaves half a metadata file behind.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+
+    def __init__(self, root: str | os.PathLike = DEFAULT_WORKSPACE):
+        object.__setattr__(self, "root", Path(root))
+
+    # -- corpus stage
+    @property
+    def train_text(self) -> Path:
+        return self.root / "corpus" / "train.txt"
+
+    @property
+    def val_text(self) -> Path:
+        return self.root / "corpus" / "val.txt"
+
+    @property
+    def corpus_meta(self) -> Path:
+        return self.root / "corpus" / "corpus.json"
+
+    # -- tokenize stage
+    @property
+    def tokenizer(self) -> Path:
+        return self.root / "tokenizer" / "tokenizer.json"
+
+    @property
+    def train_bin(self) -> Path:
+        return self.root / "data" / "train.bin"
+
+    @property
+    def val_bin(self) -> Path:
+        return self.root / "data" / "val.bin"
+
+    @property
+    def data_meta(self) -> Path:
+        return self.root / "data" / "data.json"
+
+    # -- train stage
+    @property
+    def checkpoint(self) -> Path:
+        return self.root / "train" / "ckpt.pt"
+
+    @property
+    def train_meta(self) -> Path:
+        return self.root / "train" / "train.json"
+
+    # -- eval stage
+    @property
+    def eval_report(self) -> Path:
+        return self.root / "eval" / "eval.json"
+
+    def require(self, *paths: Path, made_by: str) -> None:
+        """Fail with a one-line, actionable message if an earlier stage has not run."""
+        if not self.root.is_dir():
+            raise CapstoneError(f"workspace {self.root} does not exist: start with "
+                                f"`pytorch-tutor capstone corpus --workspace {self.root}`")
+        for path in paths:
+            if not path.exists():
+                raise CapstoneError(
+                    f"{path} does not exist: run `pytorch-tutor capstone {made_by} "
+                    f"--workspace {self.root}` first"
+                )

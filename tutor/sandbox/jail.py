@@ -1,0 +1,286 @@
+"""The process tree of one sandboxed run, shared by the zygote and the start-up probe.
+
+::
+
+    zygote ──fork──▶ A  setsid, PDEATHSIG, fds 0-4 only, oom_score_adj 1000
+                        tier 1: unshare(net, pid, ipc, uts, mount [+ user when not root])
+                     └─fork──▶ B  pid 1 of the new pid namespace: private root, fresh /proc,
+                                   scratch tmpfs; as root: drop to nobody, then unshare(user)
+                               └─fork──▶ C  the runner (pid 2)
+                        tiers 2, 3: A itself is the runner
+
+    runner: drop root → PDEATHSIG → cwd scratch → rlimits → no_new_privs → Landlock → seccomp → body()
+
+fds in every process of the tree: 0 /dev/null, 1 and 2 the output memfd, 3 the result
+memfd, 4 the status pipe (B, or a failing setup step, reports there; the runner closes it
+before any snippet code runs), 5 the runner's "done" pipe (so the zygote need not wait for
+a 200 MB process tree to tear down before answering), 6 a pre-forked runner's "go" pipe, and from 200 up, O_PATH descriptors for Python
+directories the sandbox uid could not otherwise reach (tiers 2 and 3 when run as root).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import struct
+from dataclasses import dataclass, field
+
+import confine
+
+PATH_FD_BASE = 200
+STATUS_FD = 4
+RESULT_FD = 3
+DONE_FD = 5
+GO_FD = 6
+
+ADDRESS_SPACE = 3 << 30
+FILE_SIZE = 16 << 20
+OPEN_FILES = 256
+PROCESSES = 64
+SCRATCH_BYTES = 64 << 20
+SCRATCH_INODES = 4096
+
+GRANTS = ("processes", "exec", "loopback")
+
+
+@dataclass
+class Setup:
+    """Fixed for the life of a zygote."""
+
+    tier: str  # "1" | "2" | "3" | "none"
+    uid: int  # the uid snippets run as
+    gid: int
+    root: bool  # started as root: drop to uid/gid
+    landlock_abi: int = 0
+    seccomp: bool = False
+    plan: confine.RootPlan | None = None  # tier 1
+    base: str = "/tmp"  # tier 1: where the private root is assembled (inside the new mount namespace)
+    path_fds: list[int] = field(default_factory=list)  # at PATH_FD_BASE + i in every process
+    python_ro: list[str] = field(default_factory=list)  # Python directories, as the runner names them
+
+
+@dataclass
+class RunSpec:
+    """One run."""
+
+    devnull: int
+    output: int
+    result: int
+    status: int
+    scratch: str  # cwd: "/tmp" in tier 1 (a tmpfs), a host directory otherwise
+    timeout: float
+    grants: frozenset = frozenset()
+    seccomp_filter: bytes | None = None
+    zygote_pid: int = 0
+    done: int = -1  # the runner writes "D" here once its result is complete (fd 5)
+    go: int | None = None  # pre-forked runners wait on this pipe for their request (fd 6)
+
+
+def spawn(setup: Setup, spec: RunSpec, body) -> int:
+    """Fork A and return its pid; in the child, confine per tier and call ``body()`` (never returns)."""
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        _reset_signals()
+        confine.set_pdeathsig(signal.SIGKILL)
+        if os.getppid() != spec.zygote_pid:
+            os._exit(70)
+        os.setsid()
+        _oom_first()
+        _arrange(spec, setup.path_fds)
+        if setup.tier == "1":
+            _tier1_a(setup, spec, body)
+        else:
+            _runner(setup, spec, body, tier1=False)
+    except BaseException as exc:  # noqa: BLE001 - we are a forked copy: never return into the caller
+        report_error(exc)
+    os._exit(70)
+
+
+def report_error(exc: BaseException) -> None:
+    try:
+        os.write(STATUS_FD, b"E" + f"{type(exc).__name__}: {exc}"[:900].encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+def read_status(fd: int) -> tuple[str, object]:
+    """What the tree reported: ("status", raw wait status) | ("error", message) | ("", None)."""
+    try:
+        data = os.read(fd, 4096)
+    except (BlockingIOError, OSError):
+        return "", None
+    if data[:1] == b"S" and len(data) >= 5:
+        return "status", struct.unpack("<i", data[1:5])[0]
+    if data[:1] == b"E":
+        return "error", data[1:].decode("utf-8", "replace")
+    return "", None
+
+
+def _reset_signals() -> None:
+    try:
+        signal.set_wakeup_fd(-1)
+    except ValueError:
+        pass
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _oom_first() -> None:
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass
+
+
+def _arrange(spec: RunSpec, path_fds: list[int]) -> None:
+    import fcntl
+
+    wanted = [spec.devnull, spec.output, spec.output, spec.result, spec.status, spec.done]
+    if spec.go is not None:
+        wanted.append(spec.go)
+    wanted = [fd if fd >= 0 else spec.devnull for fd in wanted]
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in wanted]
+    for i, fd in enumerate(high):
+        os.dup2(fd, i)
+    for fd in high:
+        os.close(fd)
+    keep = {PATH_FD_BASE + i for i in range(len(path_fds))}
+    # everything else goes: the zygote's socket to the UI above all
+    _close_range(len(wanted), PATH_FD_BASE - 1)
+    _close_range(PATH_FD_BASE + len(keep), 0x7FFFFFFF)
+
+
+def _close_range(first: int, last: int) -> None:
+    if first > last:
+        return
+    if confine._syscall(confine._NR_CLOSE_RANGE, first, last, 0) != 0:
+        os.closerange(first, min(last + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+
+def _tier1_a(setup: Setup, spec: RunSpec, body) -> None:
+    if setup.root:
+        confine.unshare(confine.CLONE_NEWNS | confine.CLONE_NEWPID | confine.CLONE_NEWNET
+                        | confine.CLONE_NEWIPC | confine.CLONE_NEWUTS)
+    else:
+        confine.unshare(confine.CLONE_NEWUSER | confine.CLONE_NEWNS | confine.CLONE_NEWPID
+                        | confine.CLONE_NEWNET | confine.CLONE_NEWIPC | confine.CLONE_NEWUTS)
+        confine.write_id_maps(os.getuid(), os.getgid())
+    b = os.fork()
+    if b == 0:
+        try:
+            _tier1_b(setup, spec, body)
+        except BaseException as exc:  # noqa: BLE001
+            report_error(exc)
+        os._exit(70)
+    confine.set_name("sandbox-a")
+    _close_range(DONE_FD, GO_FD)
+    while True:
+        try:
+            os.waitpid(b, 0)
+            break
+        except InterruptedError:
+            continue
+    os._exit(0)
+
+
+def _tier1_b(setup: Setup, spec: RunSpec, body) -> None:
+    confine.set_pdeathsig(signal.SIGKILL)
+    confine.set_name("sandbox-init")
+    confine.set_hostname("sandbox")
+    if "loopback" in spec.grants:
+        confine.loopback_up()
+    assert setup.plan is not None
+    confine.build_root(setup.plan, setup.base, setup.uid, setup.gid, SCRATCH_BYTES, SCRATCH_INODES,
+                       shm="processes" in spec.grants, exec_ok="exec" in spec.grants)
+    if setup.root:
+        confine.drop_to(setup.uid, setup.gid)
+        confine.set_pdeathsig(signal.SIGKILL)
+        confine.unshare(confine.CLONE_NEWUSER)
+        confine.write_id_maps(setup.uid, setup.gid)
+    confine.drop_capabilities()
+    c = os.fork()
+    if c == 0:
+        try:
+            _runner(setup, spec, body, tier1=True)
+        except BaseException as exc:  # noqa: BLE001
+            report_error(exc)
+        os._exit(70)
+    _close_range(DONE_FD, GO_FD)
+    # pid 1: reap everything; when the runner ends, report its status and leave, which
+    # makes the kernel kill whatever else is left in this pid namespace.
+    while True:
+        try:
+            pid, status = os.wait()
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(0)
+        if pid == c:
+            try:
+                os.write(STATUS_FD, b"S" + struct.pack("<i", status))
+            except OSError:
+                pass
+            os._exit(0)
+
+
+def rlimits(timeout: float, tier1: bool) -> dict:
+    limits = {
+        resource.RLIMIT_AS: ADDRESS_SPACE,
+        resource.RLIMIT_FSIZE: FILE_SIZE,
+        resource.RLIMIT_NOFILE: OPEN_FILES,
+        resource.RLIMIT_CORE: 0,
+    }
+    if tier1:  # only inside a user namespace does the count cover this sandbox alone
+        limits[resource.RLIMIT_NPROC] = PROCESSES
+    return limits
+
+
+def cpu_seconds(timeout: float) -> int:
+    return int(timeout + 1.999) * (os.cpu_count() or 1) + 1
+
+
+def landlock_paths(setup: Setup, spec: RunSpec) -> tuple[list, list, list]:
+    devices = ["/dev/null", "/dev/zero", "/dev/full"]
+    if setup.tier == "1":
+        rw = ["/tmp"] + (["/dev/shm"] if "processes" in spec.grants else [])
+        return ["/"], rw, devices
+    ro = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime",
+          "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/sys/devices/system/cpu", f"/proc/{os.getpid()}",
+          "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/dev/urandom", "/dev/random"]
+    ro = [p for p in ro if not os.path.islink(p)] + list(setup.python_ro)
+    return ro, [spec.scratch], devices
+
+
+def _runner(setup: Setup, spec: RunSpec, body, tier1: bool) -> None:
+    if not tier1:
+        if setup.root:
+            confine.drop_bounding_set()
+            confine.drop_to(setup.uid, setup.gid)
+            confine.set_pdeathsig(signal.SIGKILL)
+            if os.getppid() != spec.zygote_pid:
+                os._exit(70)
+    else:
+        confine.set_pdeathsig(signal.SIGKILL)
+    confine.set_name("sandbox-run")
+    os.chdir(spec.scratch)
+    confine.set_rlimits(rlimits(spec.timeout, tier1))
+    confine.set_cpu_limit(cpu_seconds(spec.timeout))
+    if setup.tier != "none":
+        if setup.landlock_abi or setup.seccomp:
+            confine.no_new_privs()
+        if setup.landlock_abi:
+            ro, rw, devices = landlock_paths(setup, spec)
+            confine.landlock_restrict(setup.landlock_abi, ro, rw, devices,
+                                      deny_tcp="loopback" not in spec.grants, exec_ok="exec" in spec.grants)
+        if setup.seccomp:
+            program = spec.seccomp_filter
+            if program is None:  # Landlock cannot scope signals here: pin kill() to ourselves
+                program = confine.build_filter(sockets="none", own_pid=os.getpid())
+            confine.load_filter(program)
+    os.close(STATUS_FD)
+    body()

@@ -1,0 +1,155 @@
+"""The start-up probe: which isolation tier does this machine give the sandbox?
+
+Run as its own small program (``python -I probe.py``, standard library only,
+no torch) so that the UI process never forks. It performs a real dry run of
+each tier with the same code the zygote uses (``jail.spawn``) and a trivial
+body that reports what it sees from inside, then prints one JSON object:
+
+* tier 1 when a run with new user, pid, network, ipc, uts and mount namespaces,
+  a private root, a fresh ``/proc`` and the scratch tmpfs works;
+* otherwise tier 2 when Landlock and seccomp both work (no namespaces);
+* otherwise tier 3 (rlimits and a separate session only): built-in lessons only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import confine  # noqa: E402
+import jail  # noqa: E402
+
+del sys.path[0]
+
+
+def _inside() -> None:
+    """The dry run's body: describe the confinement from the inside, then leave."""
+    info: dict = {"pid": os.getpid(), "uid": os.getuid(), "gid": os.getgid()}
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key in ("CapEff", "CapBnd", "Seccomp", "NoNewPrivs"):
+                    info[key] = value.strip()
+    except OSError as exc:
+        info["status_error"] = str(exc)
+    try:
+        info["root_entries"] = sorted(os.listdir("/"))
+    except OSError as exc:
+        info["root_entries"] = f"denied ({type(exc).__name__})"
+    try:
+        with open("probe-write", "w") as f:
+            f.write("ok")
+        info["scratch_writable"] = True
+    except OSError:
+        info["scratch_writable"] = False
+    try:
+        with open("/proc/net/dev") as f:
+            info["interfaces"] = sorted(line.split(":")[0].strip() for line in f.readlines()[2:])
+    except OSError as exc:
+        info["interfaces"] = f"denied ({type(exc).__name__})"
+    raw = json.dumps(info).encode()
+    os.pwrite(jail.RESULT_FD, raw, 0)
+    os._exit(0)
+
+
+def attempt(tier: str, landlock_abi: int, seccomp: bool, timeout: float = 10.0) -> dict:
+    """Run the body once in ``tier``; return what it saw, or the error that stopped it."""
+    root = os.geteuid() == 0
+    uid = confine.NOBODY if root else os.getuid()
+    gid = confine.NOBODY if root else os.getgid()
+    plan = confine.build_plan() if tier == "1" else None
+    scratch_base = ""
+    scratch = "/tmp"
+    if tier != "1":
+        scratch_base = tempfile.mkdtemp(prefix="pytorch-tutor-probe-")
+        os.chmod(scratch_base, 0o711)
+        scratch = os.path.join(scratch_base, "run")
+        os.mkdir(scratch, 0o700)
+        if root:
+            os.chown(scratch, uid, gid)
+    setup = jail.Setup(tier=tier, uid=uid, gid=gid, root=root, landlock_abi=landlock_abi, seccomp=seccomp,
+                       plan=plan, base="/tmp" if os.path.isdir("/tmp") else "/mnt")
+    program = None
+    if seccomp and (tier == "1" or landlock_abi >= 6):
+        program = confine.build_filter(sockets="unix" if tier == "1" else "none")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    out = os.memfd_create("output", os.MFD_CLOEXEC)
+    res = os.memfd_create("result", os.MFD_CLOEXEC)
+    status_r, status_w = os.pipe2(os.O_CLOEXEC)
+    spec = jail.RunSpec(devnull=devnull, output=out, result=res, status=status_w, scratch=scratch, timeout=timeout,
+                        seccomp_filter=program, zygote_pid=os.getpid())
+    started = time.monotonic()
+    try:
+        pid = jail.spawn(setup, spec, _inside)
+        os.close(status_w)
+        status = None
+        while time.monotonic() - started < timeout:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.002)
+        else:
+            os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return {"ok": False, "error": f"the dry run did not finish in {timeout:g} s"}
+        os.set_blocking(status_r, False)
+        kind, value = jail.read_status(status_r)
+        size = os.fstat(res).st_size
+        raw = os.pread(res, min(size, 65536), 0)
+        if kind == "error":
+            return {"ok": False, "error": value}
+        try:
+            seen = json.loads(raw) if raw else None
+        except ValueError:
+            seen = None
+        if not isinstance(seen, dict):
+            return {"ok": False, "error": f"the dry run ended without a report (status {status})"}
+        return {"ok": True, "seen": seen, "ms": round((time.monotonic() - started) * 1000, 1)}
+    except OSError as exc:
+        return {"ok": False, "error": str(exc)}
+    finally:
+        for fd in (devnull, out, res, status_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if scratch_base:
+            shutil.rmtree(scratch_base, ignore_errors=True)
+
+
+def probe() -> dict:
+    abi = confine.landlock_abi()
+    seccomp = confine.seccomp_supported()
+    report: dict = {"euid": os.geteuid(), "landlock_abi": abi, "seccomp_arch": seccomp,
+                    "sandbox_uid": confine.NOBODY if os.geteuid() == 0 else os.getuid()}
+    one = attempt("1", abi, seccomp)
+    report["namespaces"] = one
+    namespaces_ok = one["ok"] and one["seen"].get("pid") == 2
+    if namespaces_ok:
+        report["tier"] = "1"
+        return report
+    if abi and seccomp:
+        two = attempt("2", abi, seccomp)
+        report["tier2"] = two
+        if two["ok"] and two["seen"].get("Seccomp") == "2" and two["seen"].get("scratch_writable"):
+            report["tier"] = "2"
+            return report
+    report["tier"] = "3"
+    return report
+
+
+def main() -> int:
+    print(json.dumps(probe()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
