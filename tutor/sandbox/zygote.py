@@ -220,6 +220,9 @@ class Zygote:
         x = torch.randn(32, 32, requires_grad=True)
         loss = (x @ x).tanh().sum() + F.conv2d(x.view(1, 1, 32, 32), torch.ones(1, 1, 3, 3)).sum()
         loss.backward()
+        # Building the first optimizer imports torch._dynamo (about 3 s): pay it here, once,
+        # instead of in every drill that trains.
+        torch.optim.AdamW([x], lr=1e-3).step()
         torch.manual_seed(0)
         torch.set_num_threads(self.threads)  # no op may run after this line
         self.torch = torch
