@@ -235,3 +235,20 @@ def test_a_lesson_declares_what_it_needs_and_gets_exactly_that(sb, tmp_path):
     path.write_text(NEEDY.replace("needs: [processes]", "needs: [root]"))
     module, errors = load_module_file(path)
     assert module is None and any("unknown need 'root'" in str(e) for e in errors)
+
+
+def test_the_probe_does_not_settle_for_tier_2_where_namespaces_work(tmp_path):
+    """A tier-1 failure must not hide behind skipped tests: if the kernel allows namespaces, use them."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("unshare") is None:
+        pytest.skip("util-linux unshare is not installed")
+    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--net",
+                            "--ipc", "--uts", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("this machine refuses namespaces: tier 2 is right here")
+    out = subprocess.run([sys.executable, "-m", "tutor", "doctor"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTORCH_TUTOR_SANDBOX_TIER": ""}).stdout
+    assert "sandbox:  tier 1" in out, out

@@ -339,12 +339,16 @@ def build_root(plan: RootPlan, base: str, uid: int, gid: int, scratch_bytes: int
     """
     os.umask(0o022)  # the zygote's 077 would make the skeleton unreachable for the sandbox uid
     mount(None, "/", None, MS_REC | MS_PRIVATE)
+    # Hold every bind source open first: the tmpfs about to cover ``base`` would hide any
+    # source that lives below it (a checkout or venv under /tmp, say).
+    sources = {path: os.open(path, os.O_PATH | os.O_CLOEXEC) for path in plan.binds}
     mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755")
     for path, target in plan.links.items():
         _mkdirs(base + os.path.dirname(path))
         os.symlink(target, base + path)
     for path in plan.binds:
-        _bind_ro(path, base + path)
+        _bind_ro(f"/proc/self/fd/{sources[path]}", base + path)
+        os.close(sources[path])
     for path, text in plan.files.items():
         _mkdirs(base + os.path.dirname(path))
         with open(base + path, "w") as f:
