@@ -6,7 +6,7 @@ sampler has to recompute past position 128; see capstone/generate.py). Random we
 work per token does not depend on what the weights are. Greedy decoding, batch 1, best of
 --repeats runs.
 
-    .venv/bin/python benchmarks/bench_kv_cache.py [--tokens 256] [--prompt 16] [--threads 2]
+    .venv/bin/python benchmarks/bench_kv_cache.py [--tokens 256] [--prompt 16] [--threads 1]
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=256)
     parser.add_argument("--prompt", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="1 by default: batch-1 decoding is latency-bound, and extra threads only add sync cost")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)

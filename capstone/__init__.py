@@ -7,6 +7,11 @@
     train.py    -> CPU pretraining with exact resume                (module 33)
     evaluate.py -> nats per token, bits per byte, baselines         (module 34)
     sample.py   -> text from a checkpoint                           (module 35 adds a KV cache)
+    generate.py -> KV-cached generation                             (module 35)
+    lora.py     -> LoRA fine-tuning, base frozen                    (module 36)
+    compiled.py -> torch.compile equality and graph breaks          (module 37)
+    distributed.py -> DDP and FSDP2 on gloo vs one process          (module 37)
+    export.py, quantize.py, serve.py -> export, int8, streaming     (module 38)
     cli.py      -> `pytorch-tutor capstone <stage>` / `python -m capstone <stage>`
 
 Importing this package is cheap on purpose: it imports neither torch nor numpy, so the

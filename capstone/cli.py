@@ -4,6 +4,7 @@ The stages run in the order the course builds them, each reading the previous on
 artifacts from the workspace:
 
     corpus -> tokenize -> train -> eval -> sample
+    train -> finetune | export | quantize -> serve                      (Capstone II)
 
 Progress goes to stderr and the final summary to stdout, so `... > summary.txt` keeps only
 the results. User mistakes (a missing artifact, a bad option) print one line and return a
@@ -127,9 +128,53 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from capstone.sample import sample
 
     text = sample(Workspace(args.workspace), args.prompt, args.tokens, args.temperature,
-                  args.top_k or None, args.seed)
+                  args.top_k or None, args.seed, use_cache=not args.no_cache)
     print(text)
     return 0
+
+
+def cmd_finetune(args: argparse.Namespace) -> int:
+    from capstone.lora import finetune_workspace
+
+    if not 0 < args.holdout < 1:
+        raise CapstoneError(f"--holdout must be between 0 and 1, got {args.holdout}")
+    r = finetune_workspace(Workspace(args.workspace), args.rank, args.alpha, args.steps, args.batch_size,
+                           args.lr, args.holdout, args.seed, log=_err)
+    print(f"LoRA rank {r['rank']}: {r['trainable_parameters']:,} trainable parameters, base frozen\n"
+          f"fine-tuned {r['steps']} steps on the first {r['finetune_tokens']:,} validation tokens; on the "
+          f"last {r['holdout_tokens']:,}: {r['val_before']:.4f} -> {r['val_after']:.4f} nats/token\n"
+          f"wrote {r['adapter']}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from capstone.export import export_workspace
+
+    r = export_workspace(Workspace(args.workspace), log=_err)
+    print(f"exported (dynamic batch and sequence) in {r['export_seconds']:.1f}s: {r['bytes']:,} bytes\n"
+          f"reloaded program vs eager on shapes {r['checked_shapes']}: max |diff| {r['max_abs_diff_vs_eager']:.2e}\n"
+          f"wrote {r['path']}")
+    return 0
+
+
+def cmd_quantize(args: argparse.Namespace) -> int:
+    from capstone.quantize import quantize_workspace
+
+    r = quantize_workspace(Workspace(args.workspace), args.stride, args.batch_size, log=_err)
+    print(f"int8 dynamic quantization of the {r['scope']}\n"
+          f"size (torch.save of the state_dict): {r['fp32_bytes']:,} -> {r['int8_bytes']:,} bytes = "
+          f"{r['ratio']:.2f}x smaller\n"
+          f"validation: fp32 {r['val_nats_fp32']:.4f}, int8 {r['val_nats_int8']:.4f} nats/token "
+          f"({r['val_nats_difference']:+.4f})\n"
+          f"wrote {r['path']}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from capstone.serve import serve_workspace
+
+    return serve_workspace(Workspace(args.workspace), args.source, args.port, args.terminal, args.prompt,
+                           args.tokens, args.temperature, args.top_k or None, args.seed, log=_err)
 
 
 # --------------------------------------------------------------------------- the parser
@@ -138,7 +183,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
 def build_parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog, description="Build a small GPT end to end: corpus -> tokenize -> train -> eval -> sample.")
-    sub = parser.add_subparsers(dest="command", metavar="{corpus,tokenize,train,eval,sample}", required=True)
+    sub = parser.add_subparsers(
+        dest="command", metavar="{corpus,tokenize,train,eval,sample,finetune,export,quantize,serve}", required=True)
 
     def stage(name: str, help: str, handler) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)
@@ -194,6 +240,35 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy (default 0.8)")
     p.add_argument("--top-k", type=int, default=40, help="keep the k likeliest tokens, 0 = all (default 40)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    p.add_argument("--no-cache", action="store_true", help="recompute every step instead of the KV cache")
+
+    p = stage("finetune", "LoRA fine-tune on the validation split's head, scored on its tail (module 36)",
+              cmd_finetune)
+    p.add_argument("--rank", type=int, default=8, help="LoRA rank (default 8: 45,056 parameters)")
+    p.add_argument("--alpha", type=float, default=16.0, help="LoRA scale numerator, alpha/rank (default 16)")
+    p.add_argument("--steps", type=int, default=200, help="optimizer steps (default 200)")
+    p.add_argument("--batch-size", type=int, default=16, help="windows per step (default 16)")
+    p.add_argument("--lr", type=float, default=2e-3, help="AdamW learning rate (default 2e-3)")
+    p.add_argument("--holdout", type=float, default=0.25,
+                   help="tail share of the validation split kept for scoring (default 0.25)")
+    p.add_argument("--seed", type=int, default=0, help="seed for the adapter init and batches (default 0)")
+
+    stage("export", "torch.export the checkpoint with dynamic batch and sequence (module 38)", cmd_export)
+
+    p = stage("quantize", "int8 dynamic quantization: size ratio and validation nats (module 38)", cmd_quantize)
+    p.add_argument("--stride", type=int, default=64, help="sliding-window stride (default 64)")
+    p.add_argument("--batch-size", type=int, default=32, help="windows per forward pass (default 32)")
+
+    p = stage("serve", "stream generated text over HTTP on 127.0.0.1 or to the terminal (module 38)", cmd_serve)
+    p.add_argument("--source", choices=("auto", "export", "int8"), default="auto",
+                   help="which model: the exported program or the int8 one (default: int8 if present)")
+    p.add_argument("--port", type=int, default=8000, help="HTTP port on 127.0.0.1, 0 = any free one (default 8000)")
+    p.add_argument("--terminal", action="store_true", help="print one generation to stdout instead of serving")
+    p.add_argument("--prompt", default="\n", help="--terminal: text to continue (default: a newline)")
+    p.add_argument("--tokens", type=int, default=200, help="--terminal: tokens to generate (default 200)")
+    p.add_argument("--temperature", type=float, default=0.8, help="--terminal: 0 = greedy (default 0.8)")
+    p.add_argument("--top-k", type=int, default=40, help="--terminal: 0 = all (default 40)")
+    p.add_argument("--seed", type=int, default=0, help="--terminal: sampling seed (default 0)")
     return parser
 
 

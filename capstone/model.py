@@ -144,6 +144,7 @@ class GPT(nn.Module):
         logits = self.head(self.ln_f(x))
         loss = None
         if targets is not None:
-            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1),
+            # reshape, not view: targets are often a shifted slice like window[:, 1:] (not contiguous).
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1),
                                    ignore_index=IGNORE_INDEX)
         return logits, loss

@@ -39,8 +39,9 @@ def generate(model: GPT, idx: torch.Tensor, max_new_tokens: int, temperature: fl
 
 
 def sample(workspace: Workspace, prompt: str = "\n", max_new_tokens: int = 200,
-           temperature: float = 0.8, top_k: int | None = 40, seed: int = 0) -> str:
-    """The prompt followed by its sampled continuation, decoded."""
+           temperature: float = 0.8, top_k: int | None = 40, seed: int = 0, use_cache: bool = True) -> str:
+    """The prompt followed by its sampled continuation, decoded (with module 35's KV cache
+    unless use_cache=False)."""
     workspace.require(workspace.tokenizer, made_by="tokenize")
     workspace.require(workspace.checkpoint, made_by="train")
     if temperature < 0:
@@ -55,5 +56,10 @@ def sample(workspace: Workspace, prompt: str = "\n", max_new_tokens: int = 200,
     if not ids:
         raise CapstoneError("the prompt is empty: give at least one character, e.g. --prompt 'The '")
     generator = torch.Generator().manual_seed(seed)  # its own stream: same seed, same text
-    out = generate(model, torch.tensor([ids]), max_new_tokens, temperature, top_k, generator)
+    if use_cache:
+        from capstone.generate import generate as generate_cached
+
+        out = generate_cached(model, torch.tensor([ids]), max_new_tokens, temperature, top_k, generator)
+    else:
+        out = generate(model, torch.tensor([ids]), max_new_tokens, temperature, top_k, generator)
     return tokenizer.decode(out[0].tolist())

@@ -31,3 +31,15 @@ def fresh_workspace(tokenized_workspace, tmp_path) -> Workspace:
     ws = Workspace(tmp_path / "ws")
     shutil.copytree(tokenized_workspace.root, ws.root)
     return ws
+
+
+@pytest.fixture
+def one_thread():
+    """Train tiny models on one thread. They gain nothing from two, and on a shared 2-core
+    machine a 2-thread OpenMP pool can run 10x slower whenever another process holds a core."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

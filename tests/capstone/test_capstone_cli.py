@@ -43,7 +43,7 @@ def test_missing_artifacts_name_the_command_to_run(tmp_path, capsys, stage, earl
     assert f"run `pytorch-tutor capstone {earlier}" in err
 
 
-def test_the_stages_in_order_on_a_small_custom_corpus(tmp_path, capsys):
+def test_the_stages_in_order_on_a_small_custom_corpus(tmp_path, capsys, one_thread):
     text = tmp_path / "small.txt"
     text.write_bytes(load_default().text[:60_000])
     ws = ["--workspace", str(tmp_path / "ws")]

@@ -43,3 +43,11 @@ def test_forward_without_targets_and_causality():
     # Positions before the change cannot see it; the changed position and later ones do.
     assert torch.equal(logits[0, :10], logits2[0, :10])
     assert not torch.allclose(logits[0, 10], logits2[0, 10])
+
+
+def test_targets_may_be_a_shifted_slice():
+    model = GPT(GPTConfig(vocab_size=64, context=16, d_model=16, n_layer=1, n_head=2))
+    window = torch.randint(64, (3, 17))
+    _, loss = model(window[:, :-1], window[:, 1:])  # a non-contiguous view
+    _, expected = model(window[:, :-1], window[:, 1:].contiguous())
+    assert torch.equal(loss, expected)

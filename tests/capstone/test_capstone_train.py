@@ -41,7 +41,7 @@ def test_lr_schedule_warms_up_then_follows_a_cosine_to_min_lr():
     assert all(f(s) >= f(s + 1) for s in range(100, 1000))
 
 
-def test_stopping_and_resuming_gives_bit_identical_weights(tokenized_workspace, tmp_path):
+def test_stopping_and_resuming_gives_bit_identical_weights(tokenized_workspace, tmp_path, one_thread):
     import shutil
 
     from capstone.workspace import Workspace
@@ -71,7 +71,7 @@ def test_stopping_and_resuming_gives_bit_identical_weights(tokenized_workspace, 
     assert_same_tensors(a["sampler"], b["sampler"], "sampler")
 
 
-def test_a_zero_time_budget_stops_before_the_first_step(fresh_workspace):
+def test_a_zero_time_budget_stops_before_the_first_step(fresh_workspace, one_thread):
     summary = train(fresh_workspace, GPTConfig(**TINY), tiny_run(steps=5), time_budget=0, log=None)
     assert summary["step"] == 0 and not summary["finished"]
     assert train(fresh_workspace, resume=True, log=None)["step"] == 5
@@ -79,7 +79,7 @@ def test_a_zero_time_budget_stops_before_the_first_step(fresh_workspace):
         train(fresh_workspace, GPTConfig(**TINY), resume=True, log=None)
 
 
-def test_short_run_beats_the_bigram_baseline(fresh_workspace):
+def test_short_run_beats_the_bigram_baseline(fresh_workspace, one_thread):
     # About 4 epochs of a 2-layer, 64-wide model; measured margin: about 0.25 nats below the bigram.
     train(fresh_workspace, GPTConfig(**TINY),
           tiny_run(steps=400, batch_size=32, warmup_steps=20, lr=5e-3, min_lr=5e-4), log=None)

@@ -1,0 +1,201 @@
+"""Module 36: LoRA from scratch.
+
+Fine-tuning every weight of a pretrained model needs a full copy of it per task. LoRA freezes
+the pretrained weight W (out x in) and learns a low-rank change instead:
+
+    y = x W^T + b + (alpha / r) * x A^T B^T        A: r x in,  B: out x r,  r << in, out
+
+B starts at zero, so the adapted model starts exactly where the pretrained one is. Rank 8 on
+each block's attention `qkv`, attention `proj` and MLP `fc` of the course's GPT:
+
+    qkv  8 x (128 + 384) = 4,096     proj 8 x (128 + 128) = 2,048     fc 8 x (128 + 512) = 5,120
+    4 blocks x 11,264 = 45,056 trainable parameters (5.1 % of 875,264); everything else frozen.
+
+`LoRALinear` subclasses nn.Linear and keeps the *same* weight and bias Parameters under the
+same names, so a base checkpoint still loads into the adapted model and the adapter is just
+the `lora_A` / `lora_B` entries. `merge` folds B A into W for inference (no extra matmuls);
+`unmerge` takes it out again.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from capstone import CapstoneError
+from capstone.model import GPT
+
+TARGETS = ("attn.qkv", "attn.proj", "mlp.fc")
+
+
+class LoRALinear(nn.Linear):
+    def __init__(self, base: nn.Linear, rank: int, alpha: float):
+        nn.Module.__init__(self)
+        self.in_features, self.out_features = base.in_features, base.out_features
+        self.weight, self.bias = base.weight, base.bias  # the same Parameters, frozen
+        self.weight.requires_grad_(False)
+        if self.bias is not None:
+            self.bias.requires_grad_(False)
+        self.rank, self.scale, self.merged = rank, alpha / rank, False
+        self.lora_A = nn.Parameter(torch.empty(rank, self.in_features))
+        self.lora_B = nn.Parameter(torch.zeros(self.out_features, rank))  # zero: starts as the base
+        nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))
+
+    def delta(self) -> torch.Tensor:
+        return (self.lora_B @ self.lora_A) * self.scale
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.linear(x, self.weight, self.bias)
+        if self.merged:
+            return y
+        return y + F.linear(F.linear(x, self.lora_A), self.lora_B) * self.scale
+
+    @torch.no_grad()
+    def merge(self) -> None:
+        if not self.merged:
+            self.weight += self.delta()
+            self.merged = True
+
+    @torch.no_grad()
+    def unmerge(self) -> None:
+        if self.merged:
+            self.weight -= self.delta()
+            self.merged = False
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, rank={self.rank}, scale={self.scale:g}, merged={self.merged}"
+
+
+def add_lora(model: GPT, rank: int = 8, alpha: float = 16.0, targets=TARGETS) -> GPT:
+    """Freeze every parameter of `model`, wrap the target Linears in place; returns model."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for block in model.blocks:
+        for target in targets:
+            parent_name, name = target.split(".")
+            parent = getattr(block, parent_name)
+            layer = getattr(parent, name)
+            if not isinstance(layer, LoRALinear):
+                setattr(parent, name, LoRALinear(layer, rank, alpha))
+    return model
+
+
+def lora_layers(model: nn.Module) -> list[LoRALinear]:
+    return [m for m in model.modules() if isinstance(m, LoRALinear)]
+
+
+def lora_state_dict(model: nn.Module) -> dict[str, torch.Tensor]:
+    """Only the adapter: the lora_A / lora_B tensors (187 KB on disk for rank 8, vs 3.5 MB for the model)."""
+    return {k: v for k, v in model.state_dict().items() if ".lora_" in k}
+
+
+def trainable_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def merge(model: nn.Module) -> None:
+    for layer in lora_layers(model):
+        layer.merge()
+
+
+def unmerge(model: nn.Module) -> None:
+    for layer in lora_layers(model):
+        layer.unmerge()
+
+
+@torch.no_grad()
+def mean_nll(model: GPT, tokens: np.ndarray) -> float:
+    """Mean nats/token over non-overlapping context windows of `tokens` (a slice's loss)."""
+    T = model.config.context
+    n = (len(tokens) - 1) // T
+    if n == 0:
+        raise CapstoneError(f"the slice has {len(tokens)} tokens, fewer than one window of {T + 1}")
+    window = torch.from_numpy(np.asarray(tokens[: n * T + 1], dtype=np.int64))
+    was_training = model.training
+    model.eval()
+    _, loss = model(window[:-1].view(n, T), window[1:].view(n, T))
+    model.train(was_training)
+    return loss.item()
+
+
+def finetune(model: GPT, train_tokens: np.ndarray, val_tokens: np.ndarray, steps: int = 200,
+             batch_size: int = 16, lr: float = 2e-3, seed: int = 0,
+             log: Callable[[str], None] | None = None) -> dict:
+    """AdamW on the LoRA parameters only (add_lora first), random windows of train_tokens;
+    returns nats/token on val_tokens before and after."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise CapstoneError("nothing to train: call add_lora(model) first")
+    T = model.config.context
+    if len(train_tokens) <= T + 1:
+        raise CapstoneError(f"the fine-tuning slice has {len(train_tokens)} tokens; need more than {T + 1}")
+    data = torch.from_numpy(np.asarray(train_tokens, dtype=np.int64))
+    generator = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    before = mean_nll(model, val_tokens)
+    model.train()
+    loss = None
+    for step in range(1, steps + 1):
+        starts = torch.randint(len(data) - T - 1, (batch_size,), generator=generator)
+        x = torch.stack([data[s:s + T] for s in starts.tolist()])
+        y = torch.stack([data[s + 1:s + T + 1] for s in starts.tolist()])
+        _, loss = model(x, y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        if log and (step % 50 == 0 or step == steps):
+            log(f"finetune step {step}/{steps} | loss {loss.item():.4f}")
+    model.eval()
+    return {"val_before": before, "val_after": mean_nll(model, val_tokens),
+            "last_train_loss": None if loss is None else loss.item(),
+            "trainable_parameters": trainable_parameters(model), "steps": steps}
+
+
+def finetune_workspace(workspace, rank: int = 8, alpha: float = 16.0, steps: int = 200,
+                       batch_size: int = 16, lr: float = 2e-3, holdout: float = 0.25, seed: int = 0,
+                       log: Callable[[str], None] | None = None) -> dict:
+    """Fine-tune the workspace checkpoint on the validation split's head (text pretraining never
+    saw), score on its last `holdout` share; write finetune/lora.pt and finetune/finetune.json."""
+    from capstone.data import load_split_tokens
+    from capstone.model import GPTConfig
+    from capstone.train import load_checkpoint
+    from capstone.workspace import write_json
+
+    _, val_tokens, _ = load_split_tokens(workspace)
+    workspace.require(workspace.checkpoint, made_by="train")
+    state = load_checkpoint(workspace.checkpoint)
+    model = GPT(GPTConfig(**state["model_config"]))
+    model.load_state_dict(state["model"])
+    cut = int(len(val_tokens) * (1 - holdout))
+    torch.manual_seed(seed)
+    add_lora(model, rank, alpha)
+    result = finetune(model, val_tokens[:cut], val_tokens[cut:], steps, batch_size, lr, seed, log)
+    out = workspace.root / "finetune"
+    out.mkdir(parents=True, exist_ok=True)
+    torch.save({"rank": rank, "alpha": alpha, "targets": list(TARGETS),
+                "lora": lora_state_dict(model)}, out / "lora.pt")
+    result |= {"rank": rank, "alpha": alpha, "finetune_tokens": cut,
+               "holdout_tokens": len(val_tokens) - cut, "adapter": str(out / "lora.pt")}
+    write_json(out / "finetune.json", result)
+    return result
+
+
+def load_adapted(workspace, merged: bool = True) -> GPT:
+    """The workspace checkpoint with its saved LoRA adapter applied (merged by default)."""
+    from capstone.model import GPTConfig
+    from capstone.train import load_checkpoint
+
+    state = load_checkpoint(workspace.checkpoint)
+    model = GPT(GPTConfig(**state["model_config"]))
+    model.load_state_dict(state["model"])
+    adapter = torch.load(workspace.root / "finetune" / "lora.pt", weights_only=True)
+    add_lora(model, adapter["rank"], adapter["alpha"], adapter["targets"])
+    model.load_state_dict(adapter["lora"], strict=False)
+    if merged:
+        merge(model)
+    return model.eval()
