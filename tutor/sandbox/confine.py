@@ -343,6 +343,11 @@ def build_root(plan: RootPlan, base: str, uid: int, gid: int, scratch_bytes: int
     # source that lives below it (a checkout or venv under /tmp, say).
     sources = {path: os.open(path, os.O_PATH | os.O_CLOEXEC) for path in plan.binds}
     mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755")
+    # The scratch tmpfs goes in before the binds: mounted after, it would cover any bind
+    # below /tmp (a checkout or venv under /tmp) and hide the files torch imports lazily.
+    _mkdirs(base + "/tmp")
+    mount("tmpfs", base + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | (0 if exec_ok else MS_NOEXEC),
+          f"size={scratch_bytes},nr_inodes={scratch_inodes},mode=0700,uid={uid},gid={gid}")
     for path, target in plan.links.items():
         _mkdirs(base + os.path.dirname(path))
         os.symlink(target, base + path)
@@ -367,9 +372,6 @@ def build_root(plan: RootPlan, base: str, uid: int, gid: int, scratch_bytes: int
               f"size={scratch_bytes},nr_inodes={scratch_inodes},mode=0700,uid={uid},gid={gid}")
     _mkdirs(base + "/proc")
     mount("proc", base + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    _mkdirs(base + "/tmp")
-    mount("tmpfs", base + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | (0 if exec_ok else MS_NOEXEC),
-          f"size={scratch_bytes},nr_inodes={scratch_inodes},mode=0700,uid={uid},gid={gid}")
     os.chdir(base)
     pivot_root(".", ".")
     umount(".", MNT_DETACH)
