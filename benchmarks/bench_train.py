@@ -86,7 +86,8 @@ def main() -> int:
         for r in range(args.rounds):
             ref.append(reference_tokens_per_second(as_tensor, config, args.batch_size, args.steps))
             ours.append(capstone_tokens_per_second(train_tokens, config, args.batch_size, args.steps))
-            print(f"  round {r + 1}: reference {ref[-1] / 1000:5.1f}k tok/s   capstone.train {ours[-1] / 1000:5.1f}k tok/s")
+            print(f"  round {r + 1}: reference {ref[-1] / 1000:5.1f}k tok/s   "
+                  f"capstone.train {ours[-1] / 1000:5.1f}k tok/s")
     for label, pick in (("best", max), ("median", statistics.median)):
         o, r = pick(ours), pick(ref)
         print(f"{label:>6}: reference eager loop {r / 1000:5.1f}k tok/s, capstone.train {o / 1000:5.1f}k tok/s "

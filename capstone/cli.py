@@ -220,7 +220,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     run.add_argument("--grad-clip", type=float, help="max gradient norm (default 1.0)")
     run.add_argument("--seed", type=int, help="seed for init, batches and dropout (default 1337)")
     run.add_argument("--log-every", type=int, help="steps between progress lines (default 50)")
-    run.add_argument("--eval-every", type=int, help="steps between quick val estimates, 0 = never (default 250)")
+    run.add_argument("--eval-every", type=int,
+                     help="add a quick val estimate to progress lines at multiples of this, 0 = never (default 250)")
     run.add_argument("--checkpoint-every", type=int, help="steps between checkpoints (default 500)")
     stop = p.add_argument_group("stopping and resuming")
     stop.add_argument("--time-budget", type=float, metavar="SECONDS",

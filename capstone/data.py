@@ -98,7 +98,8 @@ class RandomBatchSampler(Sampler[list[int]]):
         self.generator.set_state(state["generator"])
 
 
-def training_loader(tokens: np.ndarray, context: int, batch_size: int, seed: int) -> tuple[DataLoader, RandomBatchSampler]:
+def training_loader(tokens: np.ndarray, context: int, batch_size: int,
+                    seed: int) -> tuple[DataLoader, RandomBatchSampler]:
     """A DataLoader of random windows, plus its sampler (whose state goes in checkpoints).
 
     num_workers=0 on purpose: with worker processes the loader prefetches batches, and the

@@ -26,8 +26,8 @@ import torch.nn.functional as F
 from capstone import CapstoneError
 from capstone.bpe import Tokenizer
 from capstone.data import IGNORE_INDEX, evaluation_loader, load_split_tokens
-from capstone.model import GPT, GPTConfig
-from capstone.train import load_checkpoint
+from capstone.model import GPT
+from capstone.train import load_trained_model
 from capstone.workspace import Workspace, write_json
 
 SMOOTHING_GRID = np.logspace(-6, 1, 57)  # k from 1e-6 to 10, eight values a decade
@@ -79,13 +79,10 @@ def bigram_baseline(train: np.ndarray, val: np.ndarray, vocab_size: int) -> tupl
 def evaluate(workspace: Workspace, stride: int = 64, batch_size: int = 32, log=None) -> dict:
     """Score the workspace's checkpoint on validation; write eval/eval.json."""
     train_tokens, val_tokens, data_meta = load_split_tokens(workspace)
-    workspace.require(workspace.checkpoint, made_by="train")
-    state = load_checkpoint(workspace.checkpoint)
+    model, state = load_trained_model(workspace)
     if state["data_sha256"] != data_meta["train"]["sha256"]:
         raise CapstoneError("the checkpoint was trained on other tokens (tokenize ran since): "
                             "run `pytorch-tutor capstone train` again")
-    model = GPT(GPTConfig(**state["model_config"]))
-    model.load_state_dict(state["model"])
     tokenizer = Tokenizer.load(workspace.tokenizer)
     vocab = data_meta["vocab_size"]
     if log:

@@ -12,8 +12,8 @@ import torch
 
 from capstone import CapstoneError
 from capstone.bpe import Tokenizer
-from capstone.model import GPT, GPTConfig
-from capstone.train import load_checkpoint
+from capstone.model import GPT
+from capstone.train import load_trained_model
 from capstone.workspace import Workspace
 
 
@@ -43,15 +43,12 @@ def sample(workspace: Workspace, prompt: str = "\n", max_new_tokens: int = 200,
     """The prompt followed by its sampled continuation, decoded (with module 35's KV cache
     unless use_cache=False)."""
     workspace.require(workspace.tokenizer, made_by="tokenize")
-    workspace.require(workspace.checkpoint, made_by="train")
     if temperature < 0:
         raise CapstoneError(f"--temperature must be >= 0, got {temperature}")
     if top_k is not None and top_k < 1:
         raise CapstoneError(f"--top-k must be >= 1, got {top_k}")
     tokenizer = Tokenizer.load(workspace.tokenizer)
-    state = load_checkpoint(workspace.checkpoint)
-    model = GPT(GPTConfig(**state["model_config"]))
-    model.load_state_dict(state["model"])
+    model, _ = load_trained_model(workspace)
     ids = tokenizer.encode(prompt)
     if not ids:
         raise CapstoneError("the prompt is empty: give at least one character, e.g. --prompt 'The '")

@@ -56,7 +56,7 @@ class TrainConfig:
     grad_clip: float = 1.0
     seed: int = 1337
     log_every: int = 50
-    eval_every: int = 250  # quick validation estimate in the progress line; 0 turns it off
+    eval_every: int = 250  # quick validation estimate on progress lines at multiples of this; 0 = off
     checkpoint_every: int = 500
 
 
@@ -229,6 +229,15 @@ def load_checkpoint(path: Path) -> dict:
     if state.get("format") != CHECKPOINT_FORMAT:
         raise CapstoneError(f"{path} is not a capstone checkpoint")
     return state
+
+
+def load_trained_model(workspace: Workspace) -> tuple[GPT, dict]:
+    """The workspace's checkpoint as a GPT in eval mode, with the checkpoint dict itself."""
+    workspace.require(workspace.checkpoint, made_by="train")
+    state = load_checkpoint(workspace.checkpoint)
+    model = GPT(GPTConfig(**state["model_config"]))
+    model.load_state_dict(state["model"])
+    return model.eval(), state
 
 
 def train(workspace: Workspace, model_config: GPTConfig | None = None,
