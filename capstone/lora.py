@@ -162,15 +162,11 @@ def finetune_workspace(workspace, rank: int = 8, alpha: float = 16.0, steps: int
     """Fine-tune the workspace checkpoint on the validation split's head (text pretraining never
     saw), score on its last `holdout` share; write finetune/lora.pt and finetune/finetune.json."""
     from capstone.data import load_split_tokens
-    from capstone.model import GPTConfig
-    from capstone.train import load_checkpoint
+    from capstone.train import load_trained_model
     from capstone.workspace import write_json
 
     _, val_tokens, _ = load_split_tokens(workspace)
-    workspace.require(workspace.checkpoint, made_by="train")
-    state = load_checkpoint(workspace.checkpoint)
-    model = GPT(GPTConfig(**state["model_config"]))
-    model.load_state_dict(state["model"])
+    model, _ = load_trained_model(workspace)
     cut = int(len(val_tokens) * (1 - holdout))
     torch.manual_seed(seed)
     add_lora(model, rank, alpha)
@@ -187,12 +183,9 @@ def finetune_workspace(workspace, rank: int = 8, alpha: float = 16.0, steps: int
 
 def load_adapted(workspace, merged: bool = True) -> GPT:
     """The workspace checkpoint with its saved LoRA adapter applied (merged by default)."""
-    from capstone.model import GPTConfig
-    from capstone.train import load_checkpoint
+    from capstone.train import load_trained_model
 
-    state = load_checkpoint(workspace.checkpoint)
-    model = GPT(GPTConfig(**state["model_config"]))
-    model.load_state_dict(state["model"])
+    model, _ = load_trained_model(workspace)
     adapter = torch.load(workspace.root / "finetune" / "lora.pt", weights_only=True)
     add_lora(model, adapter["rank"], adapter["alpha"], adapter["targets"])
     model.load_state_dict(adapter["lora"], strict=False)

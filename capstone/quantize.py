@@ -113,16 +113,11 @@ def quantize_workspace(workspace, stride: int = 64, batch_size: int = 32, log=No
     """Quantize the workspace checkpoint; validation nats/token of both; write quantize/."""
     from capstone.data import load_split_tokens
     from capstone.evaluate import sliding_window_nll
-    from capstone.model import GPTConfig
-    from capstone.train import load_checkpoint
+    from capstone.train import load_trained_model
     from capstone.workspace import write_json
 
     _, val_tokens, _ = load_split_tokens(workspace)
-    workspace.require(workspace.checkpoint, made_by="train")
-    state = load_checkpoint(workspace.checkpoint)
-    model = GPT(GPTConfig(**state["model_config"]))
-    model.load_state_dict(state["model"])
-    model.eval()
+    model, state = load_trained_model(workspace)
     qmodel = quantize(model)
     if log:
         log(f"scoring {len(val_tokens) - 1:,} validation tokens with the fp32 and the int8 model ...")
