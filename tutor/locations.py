@@ -40,6 +40,21 @@ def profile_path(name: str = "default") -> Path:
     return directory / f"{name}.sqlite"
 
 
+def inside(root: Path, name: str) -> Path:
+    """``root / name``, refused unless it stays inside ``root`` once links are resolved.
+
+    Every path built from lesson data goes through here: ids are validated by the
+    schema already, and this is the second wall should a bad id ever get past it.
+    """
+    if not name or "/" in name or "\\" in name or "\0" in name or name in (".", ".."):
+        raise ValueError(f"{name[:80]!r} is not a plain file name")
+    path = root / name
+    resolved_root = root.resolve()
+    if path.resolve().parent != resolved_root:
+        raise ValueError(f"{name[:80]!r} would lie outside {root}")
+    return path
+
+
 def workspace_dir(profile: str = "default") -> Path:
     """Where exercise files are written for the learner to edit in their own editor."""
     if not valid_profile_name(profile):

@@ -8,14 +8,24 @@ import re
 # except newline and tab. A snippet must not be able to move the cursor, set
 # the window title or hyperlink text in the learner's terminal.
 _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Also lone surrogates (they cannot be encoded, so printing one ends the program
+# with a codec error) and the bidirectional overrides that make text read in an
+# order other than the one it is stored in.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
 
 
 def inert(text: str) -> str:
     """Return ``text`` with escape sequences removed and control characters shown as ``�``."""
+    if not isinstance(text, str):
+        text = str(text)
     text = text.replace("\r\n", "\n")
     text = _ESCAPES.sub("", text)
     return _CONTROLS.sub("\ufffd", text)
+
+
+def safe_line(text: str, limit: int = 2000) -> str:
+    """``text`` made inert and clipped: for anything short that reaches a screen or a terminal."""
+    return clip(inert(text), limit)
 
 
 def clip(text: str, limit: int) -> str:

@@ -5,14 +5,17 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tutor.course.schema import Drill
-from tutor.locations import workspace_dir
+from tutor.course.schema import Drill, file_stem, is_safe_id
+from tutor.locations import inside, workspace_dir
 
 MAX_EXERCISE_BYTES = 256 * 1024
 
 
 def exercise_path(profile: str, module_id: str, drill: Drill) -> Path:
-    return workspace_dir(profile) / f"{module_id}_{drill.id.replace('-', '_')}.py"
+    """The lab's file in the workspace; ``ValueError`` for ids that could name another place."""
+    if not (is_safe_id(module_id) and is_safe_id(drill.id)):
+        raise ValueError(f"exercise {module_id[:40]!r}/{drill.id[:40]!r}: not a safe id")
+    return inside(workspace_dir(profile), f"{file_stem(module_id)}_{file_stem(drill.id)}.py")
 
 
 def header(module_id: str, drill: Drill) -> str:

@@ -13,6 +13,7 @@ from tutor.app.screens.map import MapScreen
 from tutor.app.screens.self_check import SelfCheckScreen
 from tutor.course.loader import Course
 from tutor.progress.store import ProfileStore
+from tutor.safe_text import safe_line
 from tutor.sandbox.client import Sandbox
 from tutor.session import SELF_CHECKS, Session
 
@@ -40,6 +41,12 @@ class TutorApp(App):
         self.sandbox.on_note = lambda note: self.notify(note, title="Sandbox restarted", severity="warning")
         self.profile_name = profile_name
         self.sub_title = f"profile: {profile_name} · sandbox: {self.sandbox.tier}"
+
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
+               markup: bool = False) -> None:
+        """Notifications carry lesson text (ids, titles, errors): never read as Textual markup."""
+        super().notify(safe_line(message, 2000), title=safe_line(title, 200), severity=severity, timeout=timeout,
+                       markup=False)
 
     def on_mount(self) -> None:
         self.run_worker(self._warm_sandbox(), group="sandbox-start", exit_on_error=False)
@@ -84,7 +91,11 @@ class TutorApp(App):
         if item == SELF_CHECKS:
             screen = SelfCheckScreen(module_id)
         elif self.session.module(module_id).drill(item).is_exercise:
-            screen = ExerciseScreen(module_id, item)
+            try:
+                screen = ExerciseScreen(module_id, item)
+            except ValueError as exc:  # the lab's file cannot be placed in the workspace
+                self.notify(f"This lab cannot be opened: {exc}", severity="error")
+                return
         else:
             screen = DrillScreen(module_id, item)
         self.session.visit(module_id, item)

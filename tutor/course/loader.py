@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tutor.course.errors import LessonError, LessonFileError
 from tutor.course.graph import find_cycle
-from tutor.course.schema import FORMAT_VERSION, Module, _Reader, parse_module
+from tutor.course.schema import FORMAT_VERSION, ID_RULE, Module, _Reader, is_safe_id, parse_module
 from tutor.course.yaml_source import MarkedDict, load_yaml
 
 COURSE_FILE = "course.yaml"
@@ -114,7 +114,7 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
     for i, item in enumerate(parts):
         p = reader.mapping(item, f"parts[{i}]", parts.item_marks[i], _PART_KEYS, set())
         if p is not None:
-            course.parts.append(Part(reader.text(p, "id", f"parts[{i}]"), reader.text(p, "title", f"parts[{i}]")))
+            course.parts.append(Part(reader.identifier(p, "id", f"parts[{i}]"), reader.text(p, "title", f"parts[{i}]")))
     part_ids = {p.id for p in course.parts}
 
     entries = reader.sequence(top, "modules", "")
@@ -124,7 +124,9 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
         m = reader.mapping(item, path, entries.item_marks[i], _SLOT_KEYS, _SLOT_OPTIONAL)
         if m is None:
             continue
-        slot_id = reader.text(m, "id", path)
+        slot_id = reader.identifier(m, "id", path)
+        if not slot_id:
+            continue
         if slot_id in marks:
             reader.error(entries.item_marks[i], f"{path}.id", f"duplicate module id {slot_id!r}")
             continue
@@ -134,6 +136,11 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
             reader.error(reader.key_mark(m, "part"), f"{path}.part", f"unknown part {part!r}")
         requires = tuple(str(r) for r in reader.sequence(m, "requires", path))
         file = reader.text(m, "file", path, default="") or None
+        if file is not None and not _is_plain_file_name(file):
+            reader.error(reader.key_mark(m, "file"), f"{path}.file",
+                         f"{file[:80]!r}: a module file is named relative to the course directory, "
+                         "without '..' or an absolute path")
+            file = None
         course.slots.append(ModuleSlot(slot_id, reader.text(m, "title", path), part, requires, file))
 
     ids = {s.id for s in course.slots}
@@ -150,6 +157,11 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
             continue
         file_path = root / slot.file
         shown = f"{shown_root}/{slot.file}" if shown_root else slot.file
+        if not _inside(file_path, root):
+            reader.error(marks[slot.id], f"module {slot.id}.file",
+                         f"lesson file {slot.file!r} resolves outside the course directory (a link?)")
+            slot.errors = [LessonError(shown, 1, 1, "", "file lies outside the course directory")]
+            continue
         if not file_path.is_file():
             reader.error(marks[slot.id], f"module {slot.id}.file", f"lesson file {slot.file!r} does not exist")
             slot.errors = [LessonError(shown, 1, 1, "", "file does not exist")]
@@ -162,6 +174,22 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
 
     course.errors = reader.errors
     return course
+
+
+def _is_plain_file_name(name: str) -> bool:
+    """A relative path of plain components: no absolute path, no '..', no empty or odd parts."""
+    if name.startswith(("/", "\\")) or "\\" in name or "\0" in name:
+        return False
+    parts = name.split("/")
+    return all(part and part not in (".", "..") for part in parts)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """``path`` resolved (links followed) still lies under ``root`` resolved."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a link loop
+        return False
 
 
 def is_course_dir(path: Path) -> bool:

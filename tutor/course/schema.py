@@ -8,6 +8,7 @@ file in one pass. Unknown keys are errors: a typo such as ``hint:`` for
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,21 @@ FORMAT_VERSION = 1
 DEFAULT_TIMEOUT = 10.0
 MAX_TIMEOUT = 120.0
 ERROR_ASK_KEY = "raises"  # the key of an ask that observes the code's own exception
+
+# Module, drill, self-check and part ids end up in file names (a lab's workspace
+# file), profile keys and the screen, and they come from untrusted lesson packs:
+# one safe shape for all of them, so that no id can name a path ("../x", "/x").
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+ID_RULE = "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit, and no '..'"
+
+
+def is_safe_id(value: str) -> bool:
+    return bool(SAFE_ID.fullmatch(value)) and ".." not in value
+
+
+def file_stem(drill_id: str) -> str:
+    """The form of a drill id used in file names (``scatter-add`` and ``scatter_add`` collide here)."""
+    return drill_id.replace("-", "_").lower()
 
 
 @dataclass(frozen=True)
@@ -150,6 +166,14 @@ class _Reader:
             self.error(self.key_mark(data, key), _join(path, key), "must not be empty")
         return value
 
+    def identifier(self, data: MarkedDict, key: str, path: str) -> str:
+        """Required text that must also be a safe id (see ``SAFE_ID``)."""
+        value = self.text(data, key, path)
+        if value and not is_safe_id(value):
+            self.error(self.key_mark(data, key), _join(path, key), f"id {value[:80]!r} is not allowed: {ID_RULE}")
+            return ""
+        return value
+
     def sequence(self, data: MarkedDict, key: str, path: str) -> MarkedList:
         value = data.get(key)
         if value is None:
@@ -233,22 +257,25 @@ def parse_module(data: Any, filename: str) -> tuple[Module | None, list[LessonEr
             f"this tutor reads format_version {FORMAT_VERSION}, the file says {version!r}; "
             "update pytorch-tutor or migrate the file",
         )
-    module_id = reader.text(root, "module", "")
+    module_id = reader.identifier(root, "module", "")
     intro = reader.text(root, "intro", "", default="")
 
     drills: list[Drill] = []
     drill_items = reader.sequence(root, "drills", "")
     if "drills" in root and not drill_items:
         reader.error(reader.key_mark(root, "drills"), "drills", "a module needs at least one drill")
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[str, int]] = {}  # file_stem(id) -> (id, line): ids may not collide as file names
     for i, item in enumerate(drill_items):
         drill = _parse_drill(reader, item, f"drills[{i}]", drill_items.item_marks[i])
         if drill is None:
             continue
-        if drill.id in seen:
-            reader.error(drill_items.item_marks[i], f"drills[{i}].id", f"duplicate drill id {drill.id!r} "
-                         f"(first at line {seen[drill.id]})")
-        seen[drill.id] = drill.line
+        stem = file_stem(drill.id)
+        if stem in seen:
+            first_id, first_line = seen[stem]
+            same = "duplicate drill id" if first_id == drill.id else f"drill id {drill.id!r} names the same file as"
+            reader.error(drill_items.item_marks[i], f"drills[{i}].id",
+                         f"{same} {first_id!r} (first at line {first_line})")
+        seen.setdefault(stem, (drill.id, drill.line))
         drills.append(drill)
 
     self_checks: list[SelfCheck] = []
@@ -275,7 +302,7 @@ def _parse_drill(reader: _Reader, item: Any, path: str, mark: Mark) -> Drill | N
     if data is None:
         return None
     before = len(reader.errors)
-    drill_id = reader.text(data, "id", path)
+    drill_id = reader.identifier(data, "id", path)
     setup = reader.code(data, "setup", path)
     code = reader.code(data, "code", path)
     starter = reader.code(data, "starter", path)
@@ -432,7 +459,7 @@ def _parse_self_check(reader: _Reader, item: Any, path: str, mark: Mark) -> Self
     elif "correct" in data:
         reader.error(reader.key_mark(data, "correct"), f"{path}.correct", "`correct` only goes with `options`")
     check = SelfCheck(
-        id=reader.text(data, "id", path),
+        id=reader.identifier(data, "id", path),
         question=reader.text(data, "question", path),
         answer=reader.text(data, "answer", path),
         options=options,

@@ -122,10 +122,10 @@ def parse_observation(raw: bytes) -> Observation:
     try:
         return Observation(
             error=_error(data.get("error")),
-            asks={_text(k): _ask(v) for k, v in _dict(data.get("asks", {})).items()},
+            asks={inert(_text(k, 2000)): _ask(v) for k, v in _dict(data.get("asks", {})).items()},
             check=_one_of(data.get("check", "skipped"), ("passed", "failed", "error", "skipped")),
             check_message=inert(_text(data.get("check_message", ""))),
-            variables={_text(k): _value(v) for k, v in _dict(data.get("variables", {})).items()},
+            variables={inert(_text(k, 200)): _value(v) for k, v in _dict(data.get("variables", {})).items()},
             fence=[inert(_text(f)) for f in _list(data.get("fence", []))],
             seconds=float(_number(data.get("seconds", 0.0))),
         )
@@ -180,13 +180,144 @@ def _ask(v: Any) -> AskResult:
     return AskResult(value=_value(d["value"]) if d.get("value") is not None else None, error=_error(d.get("error")))
 
 
-_VALUE_TYPES = {"none", "bool", "int", "float", "str", "tuple", "list", "size", "set", "dict", "dtype", "device",
-                "tensor", "exception", "module", "object", "function"}
+# The one declared schema of a described value (``describe`` in the child). Every
+# field is checked for its type and every string made inert; a value with a
+# field that is not declared here, or of the wrong type, makes the whole result
+# a ``BadResult``. What comes out is rebuilt from checked parts only, so no
+# caller ever meets a forged shape (``{"type": "tensor", "shape": 5}``) or a raw
+# escape sequence hidden in a payload.
+_SCALAR_TYPES = {"bool", "int", "float", "str", "dtype", "device"}
+_SEQUENCE_TYPES = {"tuple", "list", "set", "size"}
+_CLASS_TYPES = {"module", "object", "function"}
+_FLOAT_WORDS = ("nan", "inf", "-inf")
+_BIG = 1 << 63
+_TENSOR_FIELDS = {
+    "shape": "ints", "dtype": "text", "device": "text", "layout": "text", "requires_grad": "bool",
+    "is_leaf": "bool", "grad_fn": "text?", "numel": "int", "version": "int", "stride": "ints",
+    "is_contiguous": "bool", "storage_offset": "int", "is_view": "bool",
+}
+_COMMON_FIELDS = {"type", "shares_storage_with"}
 
 
-def _value(v: Any) -> dict:
-    """Check a described value's type tag; its payload is read defensively where used."""
+def _value(v: Any, depth: int = 0) -> dict:
     d = _dict(v)
-    if d.get("type") not in _VALUE_TYPES:
-        raise TypeError(f"unknown value type {d.get('type')!r}")
-    return d
+    if depth > MAX_DEPTH:
+        raise TypeError("value nested too deeply")
+    t = d.get("type")
+    out: dict = {"type": t}
+    if t == "none":
+        allowed = {"no_error", "line"}
+        if "no_error" in d:
+            out["no_error"] = _bool(d["no_error"])
+        if "line" in d:
+            out["line"] = _line(d["line"])
+    elif t in _SCALAR_TYPES:
+        allowed = {"value"}
+        out["value"] = _scalar(t, d.get("value"))
+    elif t in _SEQUENCE_TYPES:
+        allowed = {"items", "truncated"}
+        out["items"] = [_value(i, depth + 1) for i in _list(d.get("items", []))]
+        if "truncated" in d:
+            out["truncated"] = _int(d["truncated"])
+    elif t == "dict":
+        allowed = {"items"}
+        items = []
+        for pair in _list(d.get("items", [])):
+            pair = _list(pair)
+            if len(pair) != 2:
+                raise TypeError("a dict item is a [key, value] pair")
+            items.append([inert(_text(pair[0], 200)), _value(pair[1], depth + 1)])
+        out["items"] = items
+    elif t == "tensor":
+        allowed = set(_TENSOR_FIELDS) | {"values", "grad"}
+        for name, kind in _TENSOR_FIELDS.items():
+            if name in d:
+                out[name] = _typed(kind, d[name])
+        for name in ("shape", "dtype", "device", "numel"):
+            if name not in out:
+                raise TypeError(f"a tensor needs {name!r}")
+        if "values" in d:
+            out["values"] = _nested_values(d["values"], depth + 1)
+        if "grad" in d:
+            grad = _value(d["grad"], depth + 1)
+            if grad["type"] != "tensor":
+                raise TypeError("grad must be a tensor")
+            out["grad"] = grad
+    elif t == "exception":
+        allowed = {"name", "message", "line"}
+        out["name"] = inert(_text(d.get("name"), 200))
+        out["message"] = inert(_text(d.get("message", "")))
+        if "line" in d:
+            out["line"] = _line(d["line"])
+    elif t in _CLASS_TYPES:
+        allowed = {"class"}
+        out["class"] = inert(_text(d.get("class", "object"), 200))
+    else:
+        raise TypeError(f"unknown value type {str(t)[:40]!r}")
+    extra = set(d) - allowed - _COMMON_FIELDS
+    if extra:
+        raise TypeError(f"{t} value has undeclared fields {sorted(extra)[:5]}")
+    if "shares_storage_with" in d:
+        out["shares_storage_with"] = [inert(_text(n, 200)) for n in _list(d["shares_storage_with"])]
+    return out
+
+
+def _bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise TypeError("expected true or false")
+    return v
+
+
+def _int(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or abs(v) >= _BIG:
+        raise TypeError("expected an integer")
+    return v
+
+
+def _line(v: Any) -> int | None:
+    return None if v is None else _int(v)
+
+
+def _float_value(v: Any) -> float | str:
+    if isinstance(v, str):
+        if v not in _FLOAT_WORDS:
+            raise TypeError("a float is a number, 'nan', 'inf' or '-inf'")
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, int) and abs(v) >= _BIG):
+        raise TypeError("expected a number")
+    return v
+
+
+def _scalar(t: str, v: Any) -> Any:
+    if t == "bool":
+        return _bool(v)
+    if t == "int":
+        return _int(v)
+    if t == "float":
+        return _float_value(v)
+    return inert(_text(v))  # str, dtype, device
+
+
+def _typed(kind: str, v: Any) -> Any:
+    if kind == "ints":
+        return [_int(i) for i in _list(v)]
+    if kind == "text":
+        return inert(_text(v, 200))
+    if kind == "text?":
+        return None if v is None else inert(_text(v, 200))
+    if kind == "bool":
+        return _bool(v)
+    return _int(v)
+
+
+def _nested_values(v: Any, depth: int) -> Any:
+    """A tensor's values: nested lists of numbers, booleans and the float words (complex as text)."""
+    if depth > MAX_DEPTH:
+        raise TypeError("values nested too deeply")
+    if isinstance(v, list):
+        return [_nested_values(i, depth + 1) for i in v]
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str):
+        return inert(_text(v, 100))
+    return _float_value(v)
