@@ -384,8 +384,13 @@ class Sandbox:
                 zygote = await asyncio.to_thread(self._new_zygote)
         except OSError as exc:
             raise SandboxUnavailable(f"could not start Python for the sandbox: {exc}") from None
+        waiter = asyncio.wrap_future(zygote.ready)
+        # When the caller is cancelled (the learner quits before the zygote is ready), the
+        # shielded waiter still gets the zygote's "stopped" exception later: retrieve it here,
+        # or asyncio prints "Future exception was never retrieved" on the way out.
+        waiter.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
-            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(zygote.ready)), self.start_timeout)
+            await asyncio.wait_for(asyncio.shield(waiter), self.start_timeout)
         except asyncio.TimeoutError:
             zygote.close(wait=0)
             raise SandboxUnavailable(f"the sandbox did not get ready in {self.start_timeout:g} s") from None
