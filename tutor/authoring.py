@@ -164,12 +164,22 @@ async def _check_all(jobs: list[tuple[Module, Drill]], parallel: int, out: TextI
     return list(await asyncio.gather(*(one(m, d) for m, d in jobs)))
 
 
+def _print_grants(targets: list[Target], out: TextIO) -> None:
+    """What the drills ask the sandbox for beyond its default confinement (a learner is asked to accept it)."""
+    from tutor.course import grants
+
+    wanted = grants.requested(m for t in targets for m in t.modules)
+    if wanted:
+        print("grants requested (a learner accepts them once per pack):\n" + grants.describe(wanted), file=out)
+
+
 def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, parallel: int | None = None) -> int:
     started = time.perf_counter()
     targets = load_targets(paths)
     errors = [e for t in targets for e in t.errors]
     for error in errors:
         print(error, file=out)
+    _print_grants(targets, out)
     jobs = [(m, d) for t in targets for m in t.modules for d in m.drills if drill_id in (None, d.id)]
     if drill_id and not jobs:
         print(f"check: no drill with id {drill_id!r}", file=out)

@@ -28,6 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--trust-lessons", action="store_true",
                         help="run lessons from outside the built-in course even where the sandbox cannot "
                              "confine them (see `doctor`)")
+    parser.add_argument("--allow-grants", action="store_true",
+                        help="accept what a lesson pack asks the sandbox for (processes, exec, loopback) "
+                             "without being asked; the tutor asks once per pack otherwise")
     parser.add_argument("--plain", action="store_true",
                         help="the same drills line by line without the full-screen app (screen readers, scripts; "
                              "reads answers from stdin)")
@@ -123,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
             return plain(args)
         from tutor.app.launch import launch
 
-        return launch(profile=args.profile, lessons=args.lessons, trust_lessons=args.trust_lessons)
+        return launch(profile=args.profile, lessons=args.lessons, trust_lessons=args.trust_lessons,
+                      allow_grants=args.allow_grants)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -100,9 +100,11 @@ def transfer(store, args: argparse.Namespace, out: TextIO) -> int:
 
 def plain(args: argparse.Namespace) -> int:
     from tutor.plain import run_plain
+    from tutor.startup import ask_on_terminal
 
     try:
-        course, store = _open(args)
+        course, store = open_course_and_profile(args.profile, args.lessons, args.trust_lessons,
+                                                consent=ask_on_terminal, allow_grants=args.allow_grants)
     except StartupError as exc:
         print(f"pytorch-tutor: {exc}", file=sys.stderr)
         return 2

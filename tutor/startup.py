@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from tutor.course.loader import Course, is_course_dir, load_course
 from tutor.locations import builtin_course_dir, profile_path
@@ -13,7 +14,15 @@ class StartupError(Exception):
     """Something the learner must fix before the tutor can start; the message says what."""
 
 
-def open_course_and_profile(profile: str, lessons: Path | None, trust_lessons: bool) -> tuple[Course, ProfileStore]:
+def open_course_and_profile(profile: str, lessons: Path | None, trust_lessons: bool,
+                            consent: Callable[[str], bool] | None = None,
+                            allow_grants: bool = False) -> tuple[Course, ProfileStore]:
+    """The course and the profile, ready for a front end.
+
+    ``consent`` asks the learner a yes/no question (a front end that runs snippets passes
+    one; read-only commands pass none and need no consent); ``allow_grants`` answers yes
+    on their behalf (``--allow-grants``, for scripts).
+    """
     root = lessons or builtin_course_dir()
     if not is_course_dir(root):
         raise StartupError(f"{root} has no course.yaml; point --lessons at a course directory")
@@ -28,4 +37,43 @@ def open_course_and_profile(profile: str, lessons: Path | None, trust_lessons: b
         store = ProfileStore.open(profile_path(profile))
     except ProfileError as exc:
         raise StartupError(str(exc)) from None
+    if lessons is not None and (consent is not None or allow_grants):
+        try:
+            _accept_grants(course, store, consent, allow_grants)
+        except StartupError:
+            store.close()
+            raise
     return course, store
+
+
+def ask_on_terminal(question: str) -> bool:
+    """A yes/no question on the controlling terminal; no terminal means no."""
+    import sys
+
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return False
+    print(question + " [y/N] ", end="", file=sys.stderr, flush=True)
+    try:
+        return sys.stdin.readline().strip().lower() in ("y", "yes")
+    except (OSError, KeyboardInterrupt):
+        return False
+
+
+def _accept_grants(course: Course, store: ProfileStore, consent: Callable[[str], bool] | None,
+                   allow_grants: bool) -> None:
+    """A pack's sandbox grants need the learner's yes once (again when it asks for more)."""
+    from tutor.course import grants
+
+    wanted = grants.requested(course.modules())
+    if not wanted:
+        return
+    key = grants.pack_key(course.root)
+    accepted = set((store.setting(key) or "").split())
+    if set(wanted) <= accepted:
+        return
+    question = (f"The lessons in {course.root} ask the sandbox for more than its default confinement:\n"
+                f"{grants.describe(wanted)}\nAllow this for this pack?")
+    if not allow_grants and not (consent is not None and consent(question)):
+        raise StartupError(f"{question.rsplit(chr(10), 1)[0]}\nNot allowed, so nothing was started. Answer yes when "
+                           "asked, or pass --allow-grants (scripts), to use this pack.")
+    store.set_setting(key, " ".join(sorted(accepted | set(wanted))))

@@ -5,13 +5,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tutor.startup import StartupError, open_course_and_profile
+from tutor.startup import StartupError, ask_on_terminal, open_course_and_profile
 
 
 def launch(profile: str = "default", lessons: Path | None = None, trust_lessons: bool = False,
-           start: str = "map") -> int:
+           start: str = "map", allow_grants: bool = False) -> int:
     try:
-        course, store = open_course_and_profile(profile, lessons, trust_lessons)
+        course, store = open_course_and_profile(profile, lessons, trust_lessons, consent=ask_on_terminal,
+                                                allow_grants=allow_grants)
     except StartupError as exc:
         print(f"pytorch-tutor: {exc}", file=sys.stderr)
         return 2

@@ -152,6 +152,16 @@ class ProfileStore:
                              (module, item, at))
 
 
+    def setting(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_setting(self, key: str, value: str) -> None:
+        with self._db:
+            self._db.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
+                            "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+
 def _json(text: str) -> dict:
     try:
         value = json.loads(text)

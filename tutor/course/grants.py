@@ -1,0 +1,43 @@
+"""What a course asks the sandbox to grant beyond the default confinement, drill by drill.
+
+A third-party pack's ``needs:`` (processes, exec, loopback) widen what its code may
+do, so a learner sees them and accepts them once per pack before any of its
+drills runs (remembered in the profile; asked again if the pack asks for more).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Iterable
+
+from tutor.course.schema import Module
+
+WHY = {
+    "processes": "start processes (e.g. DataLoader workers)",
+    "exec": "run programs (e.g. a C++ compiler for torch.compile)",
+    "loopback": "open network sockets on the sandbox's own loopback (e.g. two-process gloo)",
+}
+
+
+def requested(modules: Iterable[Module]) -> dict[str, list[str]]:
+    """Each grant the modules' drills need → the drills (``module/drill``) that need it."""
+    wanted: dict[str, list[str]] = {}
+    for module in modules:
+        for drill in module.drills:
+            for need in drill.needs:
+                wanted.setdefault(need, []).append(f"{module.id}/{drill.id}")
+    return dict(sorted(wanted.items()))
+
+
+def describe(wanted: dict[str, list[str]]) -> str:
+    lines = []
+    for need, drills in wanted.items():
+        shown = ", ".join(drills[:4]) + (f" and {len(drills) - 4} more" if len(drills) > 4 else "")
+        lines.append(f"  {need}: {WHY.get(need, need)} — {len(drills)} drill(s): {shown}")
+    return "\n".join(lines)
+
+
+def pack_key(root: Path) -> str:
+    """Which pack a consent belongs to: its resolved directory."""
+    return "grants:" + hashlib.sha256(str(Path(root).resolve()).encode()).hexdigest()[:24]
