@@ -93,7 +93,8 @@ async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillRe
     if drill.is_exercise:
         if obs.error is None and obs.check == "passed":
             problems.append("the starter already passes the check: an unsolved exercise must fail")
-        if obs.error is not None and obs.error.phase != "code":
+        # the probe calls the learner's functions: an unsolved starter may fail there too
+        if obs.error is not None and obs.error.phase not in ("code", "probe"):
             problems.append(f"{obs.error.phase} raised {describe_error(obs.error)}")
     elif obs.error is not None and (obs.error.phase != "code" or not observes_code_error):
         problems.append(f"{obs.error.phase} raised {describe_error(obs.error)}")

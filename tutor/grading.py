@@ -20,8 +20,11 @@ def request_for(drill: Drill, code: str | None = None) -> RunRequest:
     asks = tuple(
         AskSpec(a.key, a.expr, "raises" if a.kind == "error" and a.expr else "value") for a in drill.asks
     )
+    # A repair's or a lab's check decides a verdict on code that may be the learner's:
+    # it runs in a process of its own (see ``Sandbox.run``).
+    judged = drill.is_repair or drill.is_exercise
     return RunRequest(code=drill.code if code is None else code, setup=drill.setup, check=drill.check,
-                      asks=asks, timeout=drill.timeout, needs=drill.needs)
+                      asks=asks, timeout=drill.timeout, needs=drill.needs, probe=drill.probe, judged=judged)
 
 
 @dataclass

@@ -83,6 +83,9 @@ class Drill:
     timeout_reason: str = ""
     tags: tuple[str, ...] = ()
     gpu_note: str = ""
+    # Runs after the code in the learner's process and binds what a judged check needs
+    # from the learner's functions and classes (those never reach the judge's process).
+    probe: str = ""
     starter: str = ""  # an exercise's starting file, which the learner completes
     needs: tuple[str, ...] = ()  # sandbox grants beyond the default: processes, exec, loopback
     line: int = 1
@@ -231,10 +234,11 @@ def _empty_list() -> MarkedList:
 _MODULE_KEYS = {"format_version", "module", "drills"}
 _MODULE_OPTIONAL = {"intro", "self_check"}
 _DRILL_KEYS = {"id", "prompt", "code", "ask", "explanation", "hints", "wrong_answers"}
-_DRILL_OPTIONAL = {"title", "setup", "check", "solution", "timeout", "timeout_reason", "tags", "gpu_note", "needs"}
+_DRILL_OPTIONAL = {"title", "setup", "check", "solution", "timeout", "timeout_reason", "tags", "gpu_note", "needs",
+                   "probe"}
 # An exercise (a lab) has a starter file instead of code to predict about.
 _EXERCISE_KEYS = {"id", "prompt", "starter", "check", "solution", "explanation", "hints"}
-_EXERCISE_OPTIONAL = {"title", "setup", "timeout", "timeout_reason", "tags", "gpu_note", "needs"}
+_EXERCISE_OPTIONAL = {"title", "setup", "timeout", "timeout_reason", "tags", "gpu_note", "needs", "probe"}
 _ASK_KEYS = {"kind"}
 _ASK_OPTIONAL = {"expr", "id", "question", "options", "tolerance"}
 _WRONG_KEYS = {"answer", "misconception"}
@@ -308,6 +312,10 @@ def _parse_drill(reader: _Reader, item: Any, path: str, mark: Mark) -> Drill | N
     starter = reader.code(data, "starter", path)
     check = reader.code(data, "check", path)
     solution = reader.code(data, "solution", path)
+    probe = reader.code(data, "probe", path)
+    if probe.strip() and not (solution.strip() or starter.strip()):
+        reader.error(reader.key_mark(data, "probe"), f"{path}.probe",
+                     "a probe goes with a repair drill or a lab (its check runs apart from the learner's code)")
     if exercise and not starter.strip():
         reader.error(reader.key_mark(data, "starter"), f"{path}.starter", "must not be empty")
     if "code" in data and not code.strip():
@@ -381,6 +389,7 @@ def _parse_drill(reader: _Reader, item: Any, path: str, mark: Mark) -> Drill | N
         gpu_note=reader.text(data, "gpu_note", path, default=""),
         starter=starter,
         needs=needs,
+        probe=probe,
         line=mark[0],
     )
 

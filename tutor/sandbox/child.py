@@ -21,6 +21,8 @@ import sys
 import time
 import warnings
 
+import exchange
+
 PROTOCOL = 1
 MAX_VARIABLES = 50
 MAX_ITEMS = 64
@@ -271,6 +273,13 @@ def _fence_state(torch) -> dict:
 
 
 def run_request(request: dict, torch) -> dict:
+    """Run one request. Three shapes (see ``exchange.py`` for why the last two exist):
+
+    * an ordinary run: setup, code, probe, asks, check, all here;
+    * the learner's half of a judged run (``export``): no check; every name the code
+      and the probe bound goes back as data;
+    * the judge's half (``imports``): setup, the learner's data bound over it, the check.
+    """
     import random
 
     baseline = _fence_state(torch)
@@ -283,8 +292,20 @@ def run_request(request: dict, torch) -> dict:
     namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
     started = time.perf_counter()
     raised, error = _run(request.get("setup", ""), "<setup>", namespace, "setup")
-    if error is None:
+    setup_ids = {name: id(value) for name, value in namespace.items()}
+    imports = request.get("imports")
+    if error is None and imports:
+        try:
+            exchange.apply(namespace, imports, torch)
+            raised = namespace.pop("raised", None)
+        except Exception as exc:  # noqa: BLE001 - hostile or unreadable data from the learner's process
+            raised, error = exc, {"phase": "judge", "type": type(exc).__name__,
+                                  "message": f"the learner's results could not be read: {str(exc)[:300]}",
+                                  "line": None}
+    elif error is None:
         raised, error = _run(request["code"], "<snippet>", namespace, "code")
+        if error is None and request.get("probe", "").strip():
+            raised, error = _run(request["probe"], "<probe>", namespace, "probe")
 
     asks = {}
     for ask in request.get("asks", []):
@@ -305,7 +326,7 @@ def run_request(request: dict, torch) -> dict:
     after = _fence_state(torch)
     fence = [f"the {name} changed from {baseline[name]} to {after[name]}"
              for name in baseline if after[name] != baseline[name]]
-    return {
+    result = {
         "protocol": PROTOCOL,
         "error": error,
         "asks": asks,
@@ -315,6 +336,10 @@ def run_request(request: dict, torch) -> dict:
         "fence": fence,
         "seconds": seconds,
     }
+    if request.get("export") and (error is None or error["phase"] in ("code", "probe")):
+        namespace["raised"] = raised
+        result["_exports"] = exchange.export(namespace, setup_ids, torch)
+    return result
 
 
 def _observe(ask: dict, namespace: dict, raised, error, torch) -> dict:
@@ -338,11 +363,13 @@ def _observe(ask: dict, namespace: dict, raised, error, torch) -> dict:
 
 
 def _encode(result: dict) -> bytes:
+    """The observation as one JSON line; a judged run's exports follow it after the newline."""
+    exports = result.pop("_exports", None)
     raw = json.dumps(result, allow_nan=False, default=str).encode()
     if len(raw) > MAX_RESULT:  # keep the verdict-relevant parts, drop the variable listing
         result["variables"] = {}
         raw = json.dumps(result, allow_nan=False, default=str).encode()
-    return raw
+    return raw if exports is None else raw + b"\n" + exports
 
 
 def main() -> None:

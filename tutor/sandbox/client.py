@@ -8,6 +8,13 @@ with caps on size and depth and a schema check (``protocol.py``), output is
 made inert, and grading happens in the UI process (``tutor.grading``), never
 from a verdict the child reports.
 
+Trust boundary: the learner's code (a repair, a lab) never runs in the process
+whose check decides its verdict. A judged request runs twice: the learner's
+process exports what the code computed as plain data (``exchange.py``), and a
+fresh process runs the setup and the check on that data (``Sandbox.run``).
+Prediction drills need no second process: their code is the author's, and the
+learner's answers are judged here, in the parent, from the observed values.
+
 The zygote is restarted when it dies, and a run it was doing is retried once
 (``RunResult.note`` says so). A reader thread owns the socket, so one
 ``Sandbox`` works from any event loop (the app's, or ``asyncio.run`` in the CLI)
@@ -38,7 +45,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from tutor.safe_text import inert
@@ -49,6 +56,7 @@ HERE = Path(__file__).resolve().parent
 ZYGOTE_SCRIPT = HERE / "zygote.py"
 PROBE_SCRIPT = HERE / "probe.py"
 OUTPUT_LIMIT = 64 * 1024
+MAX_EXPORT_BYTES = 8 << 20  # a judged run's exported values (exchange.MAX_EXPORT on the inner side)
 START_TIMEOUT = 90.0  # importing torch cold can take a while on a loaded machine
 SLACK = 1.0  # the zygote's own allowance past a snippet's limit (see zygote.SLACK)
 GRACE = 10.0  # past that, the UI stops waiting for the zygote and treats it as wedged
@@ -75,6 +83,7 @@ class RunResult:
     exit_code: int | None = None
     note: str = ""  # something the learner should know although the run went fine (a restarted sandbox)
     tier: str = ""
+    exports: bytes = b""  # a judged run's learner half: its exported values (opaque here, read by the judge)
 
     @property
     def ok(self) -> bool:
@@ -407,6 +416,47 @@ class Sandbox:
     # ---------------------------------------------------------- runs
 
     async def run(self, request: RunRequest) -> RunResult:
+        """Run ``request``; a judged one runs twice, and its check's verdict comes from the second process.
+
+        The trust boundary: a repair's or a lab's code is the learner's, so it may patch
+        anything in its own process, the check included. Its process therefore runs the
+        setup, the code and the probe, and exports what they bound as data; a fresh
+        process from the zygote runs the setup again, takes that data, and runs the
+        check. The verdict never comes from a process the judged code ran in.
+        """
+        if not request.judged:
+            return await self._run_plain(request)
+        learner = await self._run_plain(replace(request, judged=False, export=True, check=""))
+        obs = learner.observation
+        if not learner.ok or obs is None:
+            return learner
+        obs.check, obs.check_message = "skipped", ""  # whatever the learner's process said about it
+        if not request.check.strip():
+            return learner
+        if obs.error is not None and obs.error.phase not in ("code", "probe"):
+            return learner
+        if obs.error is not None and obs.error.phase == "probe":  # the author's probe failed on this code
+            obs.check, obs.check_message = "error", f"the probe raised {obs.error.type}: {obs.error.message}"
+            return learner
+        if len(learner.exports) > MAX_EXPORT_BYTES:
+            obs.check, obs.check_message = "error", "the code's results are too large to be judged"
+            return learner
+        judge = await self._run_plain(RunRequest(code="", setup=request.setup, check=request.check,
+                                                 imports=learner.exports.decode("utf-8", "replace"),
+                                                 timeout=request.timeout, needs=request.needs))
+        verdict = judge.observation
+        if not judge.ok or verdict is None:
+            obs.check, obs.check_message = "error", f"the check could not run: {judge.message}"
+        elif verdict.error is not None:
+            obs.check, obs.check_message = "error", f"the check could not run: {verdict.error.message}"
+        else:
+            obs.check, obs.check_message = verdict.check, verdict.check_message
+            obs.fence = obs.fence + [f"check: {f}" for f in verdict.fence]
+        learner.seconds += judge.seconds
+        learner.exports = b""
+        return learner
+
+    async def _run_plain(self, request: RunRequest) -> RunResult:
         note = ""
         for attempt in range(2):
             try:
@@ -455,6 +505,7 @@ class Sandbox:
         pid: int | None = None
         try:
             payload = asdict(request)
+            del payload["judged"]  # the parent's business: the inner side only sees the halves
             zygote.send({"op": "run", "id": rid, "request": payload, "output_limit": self.output_limit})
             deadline = loop.time() + request.timeout + SLACK + GRACE
             while True:
@@ -535,12 +586,13 @@ class Sandbox:
                                                      "before it could be observed.", exit_code=returncode)
             return RunResult("no_result", message="The snippet ended its process before the tutor could observe "
                                                    f"it (exit code {returncode}).", exit_code=returncode)
+        line, _, exports = raw.partition(b"\n")
         try:
-            observation = parse_observation(raw)
+            observation = parse_observation(line)
         except BadResult as exc:
             return RunResult("bad_result", message=f"The snippet's result could not be read: {exc}.",
                              exit_code=returncode)
-        return RunResult("ok", observation=observation, exit_code=returncode)
+        return RunResult("ok", observation=observation, exit_code=returncode, exports=exports)
 
 
 async def _until_done(queue: asyncio.Queue) -> None:

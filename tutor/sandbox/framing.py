@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import struct
 
-MAX_FRAME = 8 << 20
-MAX_HEADER = 4 << 20  # run requests carry the snippet's code in the header
+MAX_FRAME = 16 << 20  # a judged run's result carries the learner's exported values (up to 8 MiB)
+MAX_HEADER = 12 << 20  # run requests carry the snippet's code, and a judge's request those exports, in the header
 
 
 class FrameError(ValueError):

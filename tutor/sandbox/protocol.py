@@ -33,6 +33,12 @@ class RunRequest:
     check: str = ""
     asks: tuple[AskSpec, ...] = ()
     timeout: float = 10.0
+    probe: str = ""  # runs after the code, in the learner's process: computes what a judged check needs
+    # A repair or a lab is judged: its check runs in a second, fresh process that sees only the
+    # data the first one exported (see ``exchange.py``); ``Sandbox.run`` does both halves.
+    judged: bool = False
+    export: bool = False  # the learner's half: send every bound name back as data
+    imports: str = ""  # the judge's half: the learner's exported data
     # What a lesson declares it needs beyond the default confinement, and the sandbox
     # grants exactly that: "processes" (fork, e.g. DataLoader workers; with a private
     # /dev/shm), "exec" (running programs, e.g. torch.compile's C compiler; implies
@@ -49,7 +55,8 @@ class RunRequest:
         data = json.loads(raw)
         asks = tuple(AskSpec(a["key"], a["expr"], a.get("mode", "value")) for a in data.get("asks", []))
         return cls(code=data["code"], setup=data.get("setup", ""), check=data.get("check", ""), asks=asks,
-                   timeout=float(data.get("timeout", 10.0)), needs=tuple(data.get("needs", ())))
+                   timeout=float(data.get("timeout", 10.0)), needs=tuple(data.get("needs", ())),
+                   probe=data.get("probe", ""))
 
 
 @dataclass(frozen=True)

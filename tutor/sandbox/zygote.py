@@ -42,7 +42,7 @@ import jail  # noqa: E402
 
 del sys.path[0]
 
-MAX_RESULT = 1 << 20
+MAX_RESULT = (1 << 20) + (8 << 20) + 4096  # the observation line, then a judged run's exports
 MAX_TIMEOUT = 600.0  # a pre-forked runner's CPU limit until its request lowers it
 SLACK = 1.0  # seconds past a snippet's limit for confinement, describing values and writing the result
 WATCH_EVERY = 0.1  # tier 2: how often the on-disk scratch directory is measured

@@ -1,0 +1,366 @@
+"""Values that cross from the learner's process to the judge's: plain data, never code.
+
+A repair or a lab is judged in two confined processes (see ``child.py``):
+
+* the **learner's process** runs the drill's setup, the learner's code and the
+  drill's ``probe``, then :func:`export` writes every name it bound as data;
+* the **judge's process**, forked fresh from the zygote, runs the setup again,
+  :func:`apply` binds the exported data over it, and only then runs the check.
+
+Nothing the learner's code did can reach the judge except these values: the
+learner controls what their code computes, never the code that judges it (a
+patched ``torch.allclose``, a replaced ``_run``, a forged result line all stay
+behind in the learner's process). The format is JSON with tensors as base64
+bytes plus dtype and shape; decoding builds tensors with ``frombuffer`` after
+checking every size, and never unpickles.
+
+Standard library and torch only, like the rest of the inner sandbox.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import json
+import math
+import types
+
+MAX_EXPORT = 8 << 20  # bytes of JSON; past it, the largest values are left out (named as such)
+MAX_DEPTH = 8
+MAX_ITEMS = 4096
+
+
+class Unjudgeable:
+    """Stands in the judge for a value that could not leave the learner's process."""
+
+    def __init__(self, name: str, what: str):
+        object.__setattr__(self, "_why", f"{name!r} ({what}) lives only in the learner's process: a repair's or "
+                                         "a lab's check runs in a separate judge process that receives only data. "
+                                         "Compute what the check needs from it in the drill's `probe:` (see "
+                                         "lessons/README.md, \"Judged checks\")")
+
+    def _refuse(self, *args, **kwargs):
+        raise NameError(object.__getattribute__(self, "_why"))
+
+    __getattr__ = __call__ = __iter__ = __len__ = __bool__ = __getitem__ = _refuse
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __add__ = __sub__ = __mul__ = _refuse
+    __hash__ = None  # type: ignore[assignment]
+
+
+# ---------------------------------------------------------------- the learner's side
+
+
+def export(namespace: dict, setup_ids: dict[str, int], torch) -> bytes:
+    """Every public name ``namespace`` binds, as data; what setup bound and nobody replaced is marked so."""
+    budget = [MAX_EXPORT]
+    storages: dict[int, int] = {}  # storage data_ptr -> index in the table: views keep sharing memory
+    table: list[str] = []
+    ctx = (torch, budget, storages, table)
+    out = {}
+    for name, value in list(namespace.items()):
+        if name.startswith("__") or name == "raised":
+            continue
+        if name in setup_ids and (_is_constant(name, value, torch) or setup_ids[name] == id(value) and _is_code(value)):
+            # the judge has the same function, class or module from its own setup; and setup's
+            # UPPER_CASE names are the check's constants (its test cases): the learner's code
+            # cannot change what the judge tests
+            out[name] = {"k": "from_setup"}
+            continue
+        try:
+            out[name] = _encode(value, ctx, 0)
+        except _TooBig:
+            out[name] = {"k": "opaque", "what": f"{type(value).__name__} too large to judge"}
+        except Exception as exc:  # noqa: BLE001 - a value we cannot read is simply not exported
+            out[name] = {"k": "opaque", "what": f"{type(value).__name__}: {str(exc)[:100]}"}
+    raised = namespace.get("raised")
+    if isinstance(raised, BaseException):
+        out["raised"] = {"k": "exception", "class": type(raised).__name__, "message": str(raised)[:2000]}
+    return json.dumps({"names": out, "storages": table}, allow_nan=False).encode()
+
+
+def _is_constant(name: str, value, torch) -> bool:
+    """A check's constant: an UPPER_CASE name of three or more characters that is not a tensor or a model.
+
+    (``T``, ``X`` or ``W`` are variables in math's spelling; ``CASES`` is a test table.)
+    """
+    return (len(name) >= 3 and name.isupper()
+            and not isinstance(value, (torch.Tensor, torch.nn.Module, torch.optim.Optimizer)))
+
+
+def _is_code(value) -> bool:
+    """Functions, classes and modules: what setup binds that the judge's own setup binds the same way.
+
+    Everything else setup made (tensors, models, custom objects) may have been changed by
+    the learner's code, so it is exported as data or, if it cannot be, made unjudgeable.
+    """
+    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
+                              types.ModuleType))
+
+
+class _TooBig(Exception):
+    pass
+
+
+def _charge(budget: list[int], n: int) -> None:
+    budget[0] -= n
+    if budget[0] < 0:
+        raise _TooBig
+
+
+def _encode(v, ctx, depth: int):
+    torch, budget = ctx[0], ctx[1]
+    if depth > MAX_DEPTH:
+        raise ValueError("nested too deeply")
+    _charge(budget, 16)
+    if v is None:
+        return {"k": "none"}
+    if isinstance(v, bool):
+        return {"k": "bool", "v": v}
+    if isinstance(v, int):
+        return {"k": "int", "v": str(v)}
+    if isinstance(v, float):
+        return {"k": "float", "v": repr(v)}
+    if isinstance(v, str):
+        _charge(budget, len(v))
+        return {"k": "str", "v": v}
+    if isinstance(v, bytes):
+        _charge(budget, len(v) * 4 // 3)
+        return {"k": "bytes", "v": base64.b64encode(v).decode()}
+    if isinstance(v, torch.Size):
+        return {"k": "size", "v": [int(d) for d in v]}
+    if isinstance(v, torch.dtype):
+        return {"k": "dtype", "v": str(v).removeprefix("torch.")}
+    if isinstance(v, torch.device):
+        return {"k": "device", "v": str(v)}
+    if isinstance(v, torch.Tensor):
+        return _encode_tensor(v, ctx, grad=True)
+    if isinstance(v, torch.nn.Module):
+        state = {k: _encode(t, ctx, depth + 1) for k, t in v.state_dict(keep_vars=False).items()}
+        return {"k": "module", "class": type(v).__name__, "state": state,
+                "training": [[n, m.training] for n, m in v.named_modules()],
+                "requires_grad": [[n, p.requires_grad] for n, p in v.named_parameters()],
+                "grads": [[n, _encode_tensor(p.grad, ctx)] for n, p in v.named_parameters()
+                          if p.grad is not None]}
+    if isinstance(v, torch.optim.Optimizer):
+        return {"k": "optimizer", "class": type(v).__name__, "state": _encode(v.state_dict(), ctx, depth + 1)}
+    if isinstance(v, BaseException):
+        return {"k": "exception", "class": type(v).__name__, "message": str(v)[:2000]}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        items = list(v)
+        if len(items) > MAX_ITEMS:
+            raise ValueError("too many items")
+        kind = {list: "list", tuple: "tuple", set: "set", frozenset: "frozenset"}.get(type(v))
+        if kind is None:  # a subclass (a namedtuple, torch.return_types...): keep the items, not the type
+            kind = "tuple" if isinstance(v, tuple) else "list"
+        return {"k": kind, "v": [_encode(i, ctx, depth + 1) for i in items]}
+    if isinstance(v, dict):
+        if len(v) > MAX_ITEMS:
+            raise ValueError("too many items")
+        return {"k": "dict", "v": [[_encode(key, ctx, depth + 1), _encode(val, ctx, depth + 1)]
+                                   for key, val in v.items()]}
+    numpy = __import__("sys").modules.get("numpy")
+    if numpy is not None and isinstance(v, numpy.generic):
+        return _encode(v.item(), ctx, depth)
+    if numpy is not None and isinstance(v, numpy.ndarray) and v.dtype.kind in "biufc":
+        return {"k": "ndarray", "tensor": _encode_tensor(torch.from_numpy(numpy.ascontiguousarray(v)), ctx),
+                "dtype": str(v.dtype)}
+    what = "a function or class" if callable(v) or isinstance(v, (type, types.ModuleType)) else type(v).__name__
+    return {"k": "opaque", "what": what}
+
+
+def _encode_tensor(t, ctx, grad: bool = False):
+    """A tensor as (storage, offset, shape, stride): views of one storage stay views of one storage."""
+    torch, budget, storages, table = ctx
+    if t is None:
+        return {"k": "none"}
+    if t.layout != torch.strided or t.is_quantized or t.device.type != "cpu" or t.is_conj() or t.is_neg():
+        raise ValueError("only dense CPU tensors cross to the judge")
+    storage = t.untyped_storage()
+    key = storage.data_ptr() if storage.nbytes() else -1 - len(table)
+    if key not in storages:
+        raw = torch.empty(0, dtype=torch.uint8).set_(storage) if storage.nbytes() else torch.empty(0,
+                                                                                                  dtype=torch.uint8)
+        _charge(budget, raw.numel() * 4 // 3 + 64)
+        storages[key] = len(table)
+        table.append(base64.b64encode(raw.numpy().tobytes()).decode())
+    out = {"k": "tensor", "dtype": str(t.dtype).removeprefix("torch."), "storage": storages[key],
+           "offset": int(t.storage_offset()), "shape": list(t.shape), "stride": list(t.stride()),
+           "requires_grad": bool(t.requires_grad), "version": int(t._version)}
+    if grad and t.is_leaf and t.grad is not None:
+        out["grad"] = _encode_tensor(t.grad, ctx)
+    return out
+
+
+# ---------------------------------------------------------------- the judge's side
+
+
+class BadExport(ValueError):
+    """The learner's process sent something that is not an export: nothing of it is used."""
+
+
+def apply(namespace: dict, raw: str, torch) -> None:
+    """Bind the learner's exported values over the judge's own setup namespace."""
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise BadExport(f"not JSON ({str(exc)[:80]})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("names"), dict) or not isinstance(doc.get("storages"), list):
+        raise BadExport("not a mapping of names")
+    storages = []
+    for item in doc["storages"]:
+        if not isinstance(item, str):
+            raise BadExport("malformed storage")
+        storages.append(torch.frombuffer(bytearray(base64.b64decode(item, validate=True)), dtype=torch.uint8)
+                        if item else torch.empty(0, dtype=torch.uint8))
+    ctx = (torch, storages)
+    doc = doc["names"]
+    for name in [n for n in namespace if not n.startswith("__") and n not in doc]:
+        del namespace[name]  # the learner's code removed it
+    for name, enc in doc.items():
+        if not isinstance(name, str) or not isinstance(enc, dict):
+            raise BadExport("malformed entry")
+        kind = enc.get("k")
+        if kind == "from_setup":
+            continue
+        if kind == "module":
+            namespace[name] = _apply_module(namespace.get(name), name, enc, ctx)
+        elif kind == "optimizer":
+            namespace[name] = _apply_optimizer(namespace.get(name), name, enc, ctx)
+        elif kind == "opaque":
+            namespace[name] = Unjudgeable(name, str(enc.get("what", "an object"))[:200])
+        else:
+            namespace[name] = _decode(enc, ctx, 0)
+
+
+def _apply_module(target, name: str, enc: dict, ctx):
+    torch = ctx[0]
+    if not isinstance(target, torch.nn.Module) or type(target).__name__ != enc.get("class"):
+        return Unjudgeable(name, f"a {str(enc.get('class'))[:60]} built by the learner's code")
+    state = enc.get("state")
+    if not isinstance(state, dict):
+        raise BadExport("module state")
+    try:
+        with torch.no_grad():
+            target.load_state_dict({str(k): _decode(v, ctx, 1) for k, v in state.items()}, strict=True)
+    except (RuntimeError, TypeError, ValueError) as exc:  # the learner's code changed the module's structure
+        return Unjudgeable(name, f"a {type(target).__name__} whose structure the learner's code changed "
+                                 f"({str(exc).splitlines()[0][:120]})")
+    modules = dict(target.named_modules())
+    for sub, flag in _pairs(enc.get("training")):
+        if sub in modules and isinstance(flag, bool):
+            modules[sub].training = flag
+    params = dict(target.named_parameters())
+    for pname, flag in _pairs(enc.get("requires_grad")):
+        if pname in params and isinstance(flag, bool):
+            params[pname].requires_grad_(flag)
+    for pname, g in _pairs(enc.get("grads")):
+        if pname in params:
+            params[pname].grad = _decode(g, ctx, 1)
+    return target
+
+
+def _apply_optimizer(target, name: str, enc: dict, ctx):
+    torch = ctx[0]
+    if not isinstance(target, torch.optim.Optimizer) or type(target).__name__ != enc.get("class"):
+        return Unjudgeable(name, f"a {str(enc.get('class'))[:60]} built by the learner's code")
+    try:
+        target.load_state_dict(_decode(enc.get("state"), ctx, 1))
+    except (RuntimeError, TypeError, ValueError, KeyError) as exc:
+        return Unjudgeable(name, f"a {type(target).__name__} the learner's code changed ({str(exc)[:120]})")
+    return target
+
+
+def _pairs(v) -> list:
+    if not isinstance(v, list):
+        return []
+    return [p for p in v if isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)]
+
+
+_DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
+           "complex64", "complex128", "uint16", "uint32", "uint64")
+
+
+def _decode(enc, ctx, depth: int):
+    torch = ctx[0]
+    if not isinstance(enc, dict) or depth > MAX_DEPTH + 2:
+        raise BadExport("malformed value")
+    kind = enc.get("k")
+    v = enc.get("v")
+    if kind == "none":
+        return None
+    if kind == "bool" and isinstance(v, bool):
+        return v
+    if kind == "int" and isinstance(v, str) and len(v) < 5000:
+        return int(v)
+    if kind == "float" and isinstance(v, str):
+        return float(v) if v not in ("nan", "inf", "-inf") else {"nan": math.nan, "inf": math.inf}.get(v, -math.inf)
+    if kind == "str" and isinstance(v, str):
+        return v
+    if kind == "bytes" and isinstance(v, str):
+        return base64.b64decode(v, validate=True)
+    if kind == "size" and isinstance(v, list) and all(isinstance(d, int) for d in v):
+        return torch.Size(v)
+    if kind == "dtype" and v in _DTYPES:
+        return getattr(torch, v)
+    if kind == "device" and isinstance(v, str):
+        return torch.device(v)
+    if kind == "tensor":
+        return _decode_tensor(enc, ctx, depth)
+    if kind == "ndarray":
+        return _decode_tensor(enc.get("tensor"), ctx, depth).numpy()
+    if kind == "exception":
+        return _exception(str(enc.get("class", "Exception"))[:100], str(enc.get("message", ""))[:2000], torch)
+    if kind in ("list", "tuple", "set", "frozenset") and isinstance(v, list):
+        items = [_decode(i, ctx, depth + 1) for i in v]
+        return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[kind](items)
+    if kind == "dict" and isinstance(v, list):
+        out = {}
+        for pair in v:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise BadExport("malformed dict item")
+            out[_decode(pair[0], ctx, depth + 1)] = _decode(pair[1], ctx, depth + 1)
+        return out
+    if kind == "opaque":
+        return Unjudgeable("a value", str(enc.get("what", "an object"))[:200])
+    raise BadExport(f"unknown value kind {str(kind)[:40]!r}")
+
+
+def _decode_tensor(enc, ctx, depth: int):
+    torch, storages = ctx
+    if not isinstance(enc, dict):
+        raise BadExport("malformed tensor")
+    dtype, shape, stride = enc.get("dtype"), enc.get("shape"), enc.get("stride")
+    index, offset = enc.get("storage"), enc.get("offset")
+    ints = lambda v: isinstance(v, list) and len(v) <= 64 and all(isinstance(d, int) and d >= 0 for d in v)
+    if dtype not in _DTYPES or not ints(shape) or not ints(stride) or len(shape) != len(stride):
+        raise BadExport("malformed tensor")
+    if not isinstance(index, int) or not 0 <= index < len(storages) or not isinstance(offset, int) or offset < 0:
+        raise BadExport("malformed tensor storage")
+    dt = getattr(torch, dtype)
+    item = torch.empty((), dtype=dt).element_size()
+    buffer = storages[index]
+    # the furthest element any index reaches must lie inside the storage (else set_ would read out of it)
+    last = offset + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else offset - 1
+    if (last + 1) * item > buffer.numel():
+        raise BadExport("a tensor reaches past its storage")
+    t = torch.empty(0, dtype=dt).set_(buffer.untyped_storage(), offset, shape, stride)
+    version = enc.get("version")
+    if isinstance(version, int) and 0 <= version < 1 << 40:  # what in-place writes the learner's code made
+        torch._C._autograd._unsafe_set_version_counter((t,), (version,))
+    if enc.get("requires_grad") is True and (t.is_floating_point() or t.is_complex()):
+        t.requires_grad_(True)
+    if "grad" in enc:
+        t.grad = _decode(enc["grad"], ctx, depth + 1)
+    return t
+
+
+def _exception(name: str, message: str, torch) -> BaseException:
+    """The learner's exception, as the same class where it is a built-in or torch's, else a look-alike."""
+    cls = getattr(builtins, name, None) or getattr(torch, name, None) or getattr(getattr(torch, "linalg", None),
+                                                                                 name, None)
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+        cls = type(name, (Exception,), {})
+    try:
+        return cls(message)
+    except Exception:  # noqa: BLE001 - a class that wants other arguments
+        return type(name, (Exception,), {})(message)
