@@ -73,6 +73,7 @@ class DrillReport:
     drill: str
     seconds: float
     problems: list[str]
+    kind: str = "prediction"  # prediction | repair | lab, and "+processes" etc. for what it was granted
 
     @property
     def ok(self) -> bool:
@@ -86,7 +87,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillRe
     result = await sandbox.run(request_for(drill))
     if not result.ok:
         problems.append(f"run: {result.message}")
-        return DrillReport(module.id, drill.id, time.perf_counter() - started, problems + _output_tail(result))
+        return DrillReport(module.id, drill.id, time.perf_counter() - started, problems + _output_tail(result), _kind(drill))
     obs = result.observation
     assert obs is not None
     observes_code_error = any(a.observes_code_error for a in drill.asks)
@@ -141,7 +142,21 @@ async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillRe
             problems.extend(f"solution fence rule: {f}" for f in fixed_obs.fence)
     if problems:
         problems.extend(_output_tail(result))
-    return DrillReport(module.id, drill.id, time.perf_counter() - started, problems)
+    return DrillReport(module.id, drill.id, time.perf_counter() - started, problems, _kind(drill))
+
+
+def _kind(drill: Drill) -> str:
+    """How a drill's time should be read: labs train, repairs run four processes, grants start more."""
+    kind = "lab" if drill.is_exercise else "repair" if drill.is_repair else "prediction"
+    return kind + "".join(f"+{need}" for need in drill.needs)
+
+
+def _timing_summary(reports: list[DrillReport]) -> list[str]:
+    groups: dict[str, list[float]] = {}
+    for r in reports:
+        groups.setdefault(r.kind, []).append(r.seconds)
+    return [f"  {kind:<28} {len(times):4d} drill(s), mean {sum(times) / len(times):5.2f} s, max {max(times):5.2f} s"
+            for kind, times in sorted(groups.items())]
 
 
 def _output_tail(result) -> list[str]:
@@ -151,6 +166,10 @@ def _output_tail(result) -> list[str]:
 
 async def _check_all(jobs: list[tuple[Module, Drill]], parallel: int, out: TextIO) -> list[DrillReport]:
     sandbox = Sandbox()
+    try:  # the zygote's start (an import of torch) is not any drill's time
+        await sandbox.start()
+    except Exception:  # noqa: BLE001 - each run then reports why the sandbox could not start
+        pass
     gate = asyncio.Semaphore(parallel)
 
     async def one(module: Module, drill: Drill) -> DrillReport:
@@ -192,6 +211,9 @@ def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, paral
     slowest = sorted(reports, key=lambda r: r.seconds, reverse=True)[:3]
     if slowest:
         print("slowest: " + ", ".join(f"{r.module}/{r.drill} {r.seconds:.2f} s" for r in slowest), file=out)
+        print("time by kind (wall time per drill, after the sandbox's start):", file=out)
+        for line in _timing_summary(reports):
+            print(line, file=out)
     status = "ok" if not failed and not errors else f"{len(failed)} drill(s) failed, {len(errors)} file error(s)"
     print(f"check: {status} — {len(reports)} drill(s) in {elapsed:.1f} s on {parallel} worker(s)", file=out)
     return 1 if failed or errors else 0
