@@ -527,7 +527,7 @@ _SPECIAL = {
 
 _LD_W_ABS, _JEQ, _JSET, _JGE, _RET = 0x20, 0x15, 0x45, 0x35, 0x06
 _ALLOW, _KILL_PROCESS = 0x7FFF0000, 0x80000000
-AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
+AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
 
 
@@ -612,7 +612,10 @@ def build_filter(sockets: str = "unix", processes: bool = False, exec_ok: bool =
     _guarded(prog, sp["clone"], block + tail)
 
     # socket: by family
-    families = {"none": (), "unix": (AF_UNIX,), "inet": (AF_UNIX, AF_INET, AF_INET6)}[sockets]
+    # The loopback grant also needs AF_NETLINK: gloo's TCP transport (and glibc's getifaddrs)
+    # asks the kernel for the interfaces over netlink. Inside tier 1's own network namespace,
+    # without capabilities, that shows and changes nothing but the namespace's own `lo`.
+    families = {"none": (), "unix": (AF_UNIX,), "inet": (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK)}[sockets]
     body = [(_LD_W_ABS, 0, 0, 16)]
     for i, fam in enumerate(families):
         body.append((_JEQ, len(families) - i, 0, fam))
