@@ -6,6 +6,7 @@ import os
 import shutil
 
 import pytest
+from textual.command import CommandList
 from textual.widgets import Input, OptionList, TextArea
 
 from tests.ui.conftest import SIZE, settle, text_of, type_into
@@ -193,7 +194,7 @@ async def test_leaving_the_screen_kills_the_running_snippet(make_app, mini_cours
         await pilot.pause()
         await type_into(pilot, "#ask-0", "no error")
         await pilot.press("enter")
-        for _ in range(200):
+        for _ in range(1200):  # until the snippet's process exists (a loaded machine may take a while)
             if app.sandbox.live:
                 break
             await pilot.pause(0.05)
@@ -242,7 +243,11 @@ async def test_command_palette_jumps_to_a_module(make_app, mini_course_dir):
         await settle(app, pilot)
         await pilot.press("ctrl+p")
         await pilot.press(*"First steps")
-        await pilot.pause(0.5)
+        for _ in range(600):  # until the palette's search has found the module (a worker of its own)
+            results = app.screen.query(CommandList)
+            if results and results.first().option_count:
+                break
+            await pilot.pause(0.05)
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, DrillScreen) and app.screen.module_id == "01"
