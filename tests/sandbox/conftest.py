@@ -1,9 +1,15 @@
 """Sandboxes shared by the sandbox tests, and the checks every abuse case ends with.
 
-Two long-lived sandboxes serve the whole session (a warm zygote makes each case
-cheap): the tier the probe picks on this machine, and a tier-2 sandbox whose
-interpreter runs under a seccomp filter that refuses every namespace, so the
-probe itself falls back to tier 2 exactly as on a host that forbids them.
+Long-lived sandboxes serve the whole session (a warm zygote makes each case cheap):
+
+* ``tier1``: the tier the probe picks on this machine;
+* ``tier2``: this process's user (root here) with an interpreter that runs under a
+  seccomp filter refusing every namespace, so the probe itself falls back to tier 2;
+* ``tier2-real``: the real tier 2, a fresh unprivileged uid (no passwd entry) on a host
+  that forbids namespaces, with a desktop's open-files limit (``as_uid.py``): what an
+  Ubuntu learner gets. As a non-root user this is just the forbidding interpreter;
+* ``tier2-abi5`` (only where a test asks for it): the real tier 2 pretending its kernel's
+  Landlock is ABI 5, which cannot scope signals (Linux < 6.12).
 
 Every case that uses the ``sb`` fixture ends with a health check: the same
 zygote still answers, a trivial run still works, and nothing is left in flight.
@@ -26,6 +32,106 @@ from sandbox_helpers import SECRET, HostListeners  # sets the secret before any 
 
 HERE = Path(__file__).resolve().parent
 FORBID = HERE / "forbid_namespaces.py"
+AS_UID = HERE / "as_uid.py"
+SANDBOXES = {"tier1": "tier1_sandbox", "tier2": "tier2_sandbox", "tier2-real": "real_tier2_sandbox",
+             "tier2-abi5": "abi5_tier2_sandbox"}
+
+
+def _fresh_uid() -> int:
+    """A uid (and the same gid) that no process, passwd or group entry uses."""
+    import grp
+    import pwd
+
+    used = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                used.add(os.stat(f"/proc/{entry}").st_uid)
+            except OSError:
+                pass
+    for uid in range(54321, 54421):
+        if uid in used:
+            continue
+        try:
+            pwd.getpwuid(uid)
+            continue
+        except KeyError:
+            pass
+        try:
+            grp.getgrgid(uid)
+            continue
+        except KeyError:
+            return uid
+    pytest.skip("no free uid in 54321-54420 for the real tier-2 tests")
+
+
+def uid_python(directory: Path, name: str, uid: int | None, forbid: bool = True, nofile: int | None = None,
+               env: dict | None = None) -> str:
+    """A wrapper that runs this interpreter as ``uid`` (when we are root) on a host forbidding namespaces."""
+    import shlex
+
+    opts = []
+    if uid is not None and os.geteuid() == 0:
+        opts += ["--uid", str(uid), "--gid", str(uid)]
+        for path in {os.path.dirname(os.path.realpath(sys.executable)), os.path.realpath(sys.base_prefix),
+                     os.path.realpath(sys.prefix)}:
+            opts += ["--expose", path]
+    if nofile:
+        opts += ["--nofile", str(nofile)]
+    if not forbid:
+        opts.append("--no-forbid")
+    lines = ["#!/bin/sh"] + [f"export {k}={shlex.quote(v)}" for k, v in (env or {}).items()]
+    lines.append(f"exec {shlex.quote(sys.executable)} -I -S {shlex.quote(str(AS_UID))} "
+                 f"{' '.join(shlex.quote(o) for o in opts)} -- {shlex.quote(sys.executable)} \"$@\"")
+    wrapper = directory / name
+    wrapper.write_text("\n".join(lines) + "\n")
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+@pytest.fixture(scope="session")
+def real_tier2_uid() -> int:
+    return _fresh_uid() if os.geteuid() == 0 else os.geteuid()
+
+
+@pytest.fixture(scope="session")
+def real_tier2_python(tmp_path_factory, real_tier2_uid) -> str:
+    """An interpreter for the real tier 2: a fresh non-root uid, namespaces refused, 1024 open files."""
+    if os.geteuid() == 0 and not hasattr(os, "setresuid"):
+        pytest.skip("cannot change uid here")
+    directory = tmp_path_factory.mktemp("real-tier2")
+    os.chmod(directory, 0o755)
+    return uid_python(directory, "python-real-tier2", real_tier2_uid, nofile=1024)
+
+
+@pytest.fixture(scope="session")
+def victim_python(tmp_path_factory):
+    """``victim_python(uid)``: an interpreter running as ``uid``, for processes the sandbox must not reach."""
+    directory = tmp_path_factory.mktemp("victims")
+    os.chmod(directory, 0o755)
+    made: dict[int, str] = {}
+
+    def get(uid: int) -> str:
+        if os.geteuid() != 0:
+            assert uid == os.geteuid(), "a non-root test run can only make victims of its own uid"
+            return sys.executable
+        if uid not in made:
+            made[uid] = uid_python(directory, f"python-as-{uid}", uid, forbid=False)
+        return made[uid]
+
+    return get
+
+
+def _tier2_box(python: str, what: str):
+    box = Sandbox(python=python)
+    tier = box.choose_tier()
+    report = probe(python)
+    if tier != "2":
+        if not (report.get("landlock_abi") and report.get("seccomp_arch")):
+            pytest.skip(f"{what} needs Landlock and seccomp, which this kernel lacks (tier {tier})")
+        pytest.fail(f"{what}: the probe chose tier {tier}, not 2: {report}")
+    box.start_sync()
+    return box
 
 
 @pytest.fixture(scope="session")
@@ -60,9 +166,29 @@ def tier2_sandbox(forbidding_python):
     box.close_sync()
 
 
-@pytest.fixture(params=["tier1", "tier2"])
+@pytest.fixture(scope="session")
+def real_tier2_sandbox(real_tier2_python):
+    box = _tier2_box(real_tier2_python, "the real tier 2 (a non-root uid, namespaces refused)")
+    assert box.info["uid"] != 0 and not box.info["root"]
+    yield box
+    box.close_sync()
+
+
+@pytest.fixture(scope="session")
+def abi5_tier2_sandbox(tmp_path_factory, real_tier2_uid):
+    directory = tmp_path_factory.mktemp("abi5")
+    os.chmod(directory, 0o755)
+    python = uid_python(directory, "python-real-tier2-abi5", real_tier2_uid, nofile=1024,
+                        env={"PYTORCH_TUTOR_LANDLOCK_ABI_CAP": "5"})
+    box = _tier2_box(python, "tier 2 with Landlock ABI 5")
+    assert box.info["landlock_abi"] == 5
+    yield box
+    box.close_sync()
+
+
+@pytest.fixture(params=["tier1", "tier2", "tier2-real"])
 def sb(request):
-    box = request.getfixturevalue(f"{request.param}_sandbox")
+    box = request.getfixturevalue(SANDBOXES[request.param])
     zygote = box.info.get("pid")
     yield box
     # the zygote and the "app" (this process) are healthy afterwards

@@ -1,7 +1,9 @@
 """The abuse suite: hostile snippets, each with its safe outcome asserted on tier 1 and tier 2.
 
-Each case runs against the ``sb`` fixture: the tier the probe picks here, and tier 2
-under a seccomp filter that forbids namespaces. After each case the fixture checks
+Each case runs against the ``sb`` fixture: the tier the probe picks here, tier 2 under a
+seccomp filter that forbids namespaces (as this process's user), and the real tier 2 (a
+fresh non-root uid on a host that forbids namespaces; see ``conftest.py``). After each case
+the fixture checks
 that the same zygote still answers and nothing is left in flight. Cases that need
 tier 1 (a pid namespace, or a grant that only tier 1 gives) skip on tier 2 with the
 reason. Numbers in comments refer to the research notes' abuse table.
@@ -487,7 +489,14 @@ def test_no_capabilities_and_no_way_back(sb):
     result = run(sb, code)
     assert result.ok
     eff, prm, bnd, nnp, seccomp = var(result, "caps")
-    assert eff == prm == bnd == "0000000000000000" and nnp == "1" and seccomp == "2"
+    assert eff == prm == "0000000000000000" and nnp == "1" and seccomp == "2"
+    # The bounding set can be emptied only with CAP_SETPCAP: in a user namespace (tier 1) or as root.
+    # A non-root tier 2 keeps it full (no_new_privs makes it grant nothing); the tutor must say which.
+    claim = sb.layers["capabilities"]
+    if sb.tier_level == "1" or sb.info["root"]:
+        assert bnd == "0000000000000000" and "bounding set emptied" in claim
+    else:
+        assert bnd != "0000000000000000" and "emptied" not in claim.replace("emptying", "")
     assert var(result, "uid") != 0
     for name in ("mount", "userns", "keys", "uring", "bpf"):
         assert var(result, name) == -1, name

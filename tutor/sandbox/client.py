@@ -255,10 +255,13 @@ class _Zygote:
         if self.proc.stderr:
             self.proc.stderr.close()
         base = self.info.get("scratch_base")
-        if isinstance(base, str) and base.startswith("/") and "pytorch-tutor-sandbox-" in base:
-            import shutil
+        if (isinstance(base, str) and base.startswith("/") and os.path.normpath(base) == base
+                and os.path.basename(base).startswith("pytorch-tutor-sandbox-")):
+            from tutor.sandbox.confine import remove_tree
 
-            shutil.rmtree(base, ignore_errors=True)  # the zygote removes it itself unless it was killed
+            # The zygote removes it itself unless it was killed. Iterative and as the owner: the
+            # snippet may have left a tree deeper than the recursion limit, or unreadable modes.
+            remove_tree(base)
 
 
 # ---------------------------------------------------------------- the public object
@@ -581,7 +584,9 @@ class Sandbox:
             if returncode is not None and returncode < 0:
                 name = _signal_name(-returncode)
                 why = {"SIGXCPU": " (its CPU-time limit)", "SIGKILL": " (a hard limit, or the system ran out of "
-                                                                       "memory)"}.get(name, "")
+                                                                       "memory)",
+                       "SIGSYS": ": it made a system call that the sandbox forbids, and the sandbox refused it "
+                                 "(the output names the call)"}.get(name, "")
                 return RunResult("crashed", message=f"The snippet's process was killed by {name}{why} "
                                                      "before it could be observed.", exit_code=returncode)
             return RunResult("no_result", message="The snippet ended its process before the tutor could observe "

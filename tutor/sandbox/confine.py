@@ -389,6 +389,36 @@ def set_rlimits(limits: dict[int, int]) -> None:
         resource.setrlimit(what, (min(value, new_hard), new_hard))
 
 
+def uid_task_count(uid: int) -> int:
+    """How many tasks (threads included) the processes of ``uid`` have now: what RLIMIT_NPROC counts.
+
+    A process shows as owned by root in /proc when it is not dumpable (ssh-agent, say); such
+    processes are missed, which only makes a budget computed from this count smaller.
+    """
+    count = 0
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    count += int(f.read().rsplit(b")", 1)[1].split()[17])  # num_threads
+            except (OSError, ValueError, IndexError):
+                continue
+    return count
+
+
+def system_task_count() -> int:
+    """All tasks on the system, from /proc/loadavg (one read): a cheap sign that the count above moved."""
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            return int(f.read().split()[3].split(b"/")[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def set_cpu_limit(seconds: int) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
     new_hard = seconds + 1 if hard == resource.RLIM_INFINITY else min(seconds + 1, hard)
@@ -423,10 +453,24 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
+LANDLOCK_ABI_CAP_ENV = "PYTORCH_TUTOR_LANDLOCK_ABI_CAP"
+
+
 def landlock_abi() -> int:
-    """The Landlock ABI version, or 0 when the kernel has none (or it is disabled)."""
+    """The Landlock ABI version, or 0 when the kernel has none (or it is disabled).
+
+    ``$PYTORCH_TUTOR_LANDLOCK_ABI_CAP`` lowers it (never raises it): the tests use it to
+    exercise the fallbacks of older kernels (signal scoping needs ABI 6, Linux 6.12) on a
+    new one. The client starts the probe and the zygote with a fixed environment, so only
+    a wrapper around the interpreter can set it, and it can only weaken what the kernel
+    offers, never claim more.
+    """
     ret = _syscall(_NR_LANDLOCK_CREATE, 0, 0, LANDLOCK_CREATE_RULESET_VERSION)
-    return ret if ret > 0 else 0
+    abi = ret if ret > 0 else 0
+    cap = os.environ.get(LANDLOCK_ABI_CAP_ENV, "")
+    if cap.isdigit():
+        abi = min(abi, int(cap))
+    return abi
 
 
 def landlock_fs_rights(abi: int) -> int:
@@ -504,6 +548,15 @@ _DENY = {
         "setdomainname": 171, "uselib": 134, "vhangup": 153, "io_uring_setup": 425, "io_uring_enter": 426,
         "io_uring_register": 427, "open_by_handle_at": 304, "name_to_handle_at": 303, "mbind": 237,
         "migrate_pages": 256, "move_pages": 279, "personality": 135,
+        # SysV IPC and POSIX message queues: host-wide objects outside every rlimit (tier 2 has no ipc
+        # namespace, so a snippet would read and consume the host's segments and queues, and leave
+        # objects that pin memory past RLIMIT_AS and past the tutor's exit). No torch path uses them:
+        # DataLoader workers share tensors through /dev/shm files and fd passing.
+        "shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66,
+        "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "mq_open": 240,
+        "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245,
+        # other processes' memory through a pidfd
+        "process_madvise": 440, "process_mrelease": 448,
     },
     "aarch64": {
         "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "pidfd_getfd": 438, "kcmp": 272,
@@ -516,19 +569,44 @@ _DENY = {
         "setdomainname": 162, "vhangup": 58, "io_uring_setup": 425, "io_uring_enter": 426,
         "io_uring_register": 427, "open_by_handle_at": 265, "name_to_handle_at": 264, "mbind": 235,
         "migrate_pages": 238, "move_pages": 239, "personality": 92,
+        "shmget": 194, "shmat": 196, "shmctl": 195, "shmdt": 197, "semget": 190, "semop": 193, "semctl": 191,
+        "semtimedop": 192, "msgget": 186, "msgsnd": 189, "msgrcv": 188, "msgctl": 187, "mq_open": 180,
+        "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184, "mq_getsetattr": 185,
+        "process_madvise": 440, "process_mrelease": 448,
     },
+}
+# Syscalls that act on the process named by their first argument: allowed only with 0 (the caller).
+# Without a pid namespace (tier 2) another pid reaches every process of the same uid: the learner's
+# editor (prlimit64 lowering its CPU limit), the tutor (RLIMIT_FSIZE 0), the zygote and the pre-forked
+# runners (affinity, scheduling class). 0 rather than "our own pid" because these calls take thread ids
+# and every thread has its own; glibc's setrlimit/getrlimit and torch/OpenMP's sched_setaffinity(0, ...)
+# pass 0. The reading counterparts (getpriority, sched_getaffinity, ...) stay allowed.
+_SELF_ONLY = {
+    "x86_64": {"prlimit64": 302, "sched_setaffinity": 203, "sched_setscheduler": 144, "sched_setparam": 142,
+               "sched_setattr": 314, "get_robust_list": 274},
+    "aarch64": {"prlimit64": 261, "sched_setaffinity": 122, "sched_setscheduler": 119, "sched_setparam": 118,
+                "sched_setattr": 274, "get_robust_list": 100},
 }
 _SPECIAL = {
     "x86_64": {"socket": 41, "ioctl": 16, "clone": 56, "clone3": 435, "fork": 57, "vfork": 58, "execve": 59,
-               "execveat": 322, "kill": 62, "tkill": 200, "tgkill": 234},
+               "execveat": 322, "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129,
+               "rt_tgsigqueueinfo": 297, "pidfd_open": 434, "pidfd_send_signal": 424, "fcntl": 72,
+               "setpriority": 141, "ioprio_set": 251, "memfd_create": 319, "memfd_secret": 447, "sendmsg": 46,
+               "sendmmsg": 307},
     "aarch64": {"socket": 198, "ioctl": 29, "clone": 220, "clone3": 435, "execve": 221, "execveat": 281,
-                "kill": 129, "tkill": 130, "tgkill": 131},
+                "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240,
+                "pidfd_open": 434, "pidfd_send_signal": 424, "fcntl": 25, "setpriority": 140, "ioprio_set": 30,
+                "memfd_create": 279, "memfd_secret": 447, "sendmsg": 211, "sendmmsg": 269},
 }
 
 _LD_W_ABS, _JEQ, _JSET, _JGE, _RET = 0x20, 0x15, 0x45, 0x35, 0x06
-_ALLOW, _KILL_PROCESS = 0x7FFF0000, 0x80000000
+_ALLOW, _KILL_PROCESS, _TRAP = 0x7FFF0000, 0x80000000, 0x00030000
 AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+FIOSETOWN, SIOCSPGRP = 0x8901, 0x8902  # ioctl forms of F_SETOWN (sockets)
+F_SETOWN, F_SETSIG, F_SETOWN_EX = 8, 10, 15
+PRIO_PROCESS, IOPRIO_WHO_PROCESS = 0, 1
+CLONE_FILES = 0x00000400
 
 
 def _errno(code: int) -> int:
@@ -545,9 +623,18 @@ def build_filter(sockets: str = "unix", processes: bool = False, exec_ok: bool =
 
     ``sockets``: "none" (tier 2), "unix" (tier 1), "inet" (tier 1 with the loopback grant).
     ``processes``: allow fork; otherwise only threads (clone with CLONE_THREAD).
-    ``own_pid``: when Landlock cannot scope signals, only let kill() reach our own process.
+    ``own_pid``: the runner shares the host's pid namespace (tier 2): signals may reach only
+    this process (kill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo; tkill, pidfds and SIGIO
+    ownership are refused, whatever Landlock can scope), threads must share the fd table
+    (so the zygote sees every open file in /proc/PID/fd), and memfds and fd passing are
+    refused (memory and files held outside RLIMIT_AS and the scratch quota).
     ``deny_namespaces_only``: a filter that only refuses new namespaces (tests use it to
     emulate a host that forbids them).
+
+    Every refusal is an errno (EPERM, or ENOSYS where libc should fall back), so the
+    snippet gets an ordinary Python exception. The one exception is a system call of
+    another ABI (i386 ``int 0x80``), whose numbers mean other calls: SECCOMP_RET_TRAP,
+    which :func:`install_sigsys_reporter` turns into a message naming the call.
     """
     arch = platform.machine()
     if arch not in AUDIT_ARCH:
@@ -563,7 +650,9 @@ def build_filter(sockets: str = "unix", processes: bool = False, exec_ok: bool =
 
     op(_LD_W_ABS, 4)  # arch
     op(_JEQ, AUDIT_ARCH[arch], 1, 0)
-    ret(_KILL_PROCESS)
+    # (the namespaces-only filter emulates a host policy: it lets other ABIs through to the sandbox's own filter,
+    # which traps them; seccomp would otherwise pick its harsher KILL for both)
+    ret(_ALLOW if deny_namespaces_only else _TRAP)
     op(_LD_W_ABS, 0)  # nr
     if arch == "x86_64":
         op(_JGE, 0x40000000, 0, 1)  # the x32 ABI
@@ -599,16 +688,25 @@ def build_filter(sockets: str = "unix", processes: bool = False, exec_ok: bool =
             op(_JEQ, sp[name], 0, 1)
             ret(_errno(errno.EPERM))
 
-    # clone: never new namespaces; without `processes`, threads only
-    block = [(_LD_W_ABS, 0, 0, 16), (_JSET, 0, 0, NEW_NAMESPACES)]
-    tail: list = []
+    eperm = (_RET, 0, 0, _errno(errno.EPERM))
+    allow = (_RET, 0, 0, _ALLOW)
+    # other processes: only pid 0 (the caller) for the calls that change a process's limits or scheduling
+    for nr in _SELF_ONLY[arch].values():
+        _guarded(prog, nr, [(_LD_W_ABS, 0, 0, 16), (_JEQ, 1, 0, 0), eperm, allow])
+    # setpriority(which, who, prio) and ioprio_set(which, who, prio): only (the calling thread, 0);
+    # a process group or a whole uid ("which" = PGRP/USER) would reach every process of the user
+    for name, which in (("setpriority", PRIO_PROCESS), ("ioprio_set", IOPRIO_WHO_PROCESS)):
+        _guarded(prog, sp[name], [(_LD_W_ABS, 0, 0, 16), (_JEQ, 0, 2, which), (_LD_W_ABS, 0, 0, 24),
+                                  (_JEQ, 1, 0, 0), eperm, allow])
+
+    # clone: never new namespaces; without `processes`, threads only (in tier 2 sharing the fd table)
+    block = [(_LD_W_ABS, 0, 0, 16), (_JSET, 0, 1, NEW_NAMESPACES)]
     if processes:
-        block[-1] = (_JSET, 0, 1, NEW_NAMESPACES)
-        tail = [(_RET, 0, 0, _errno(errno.EPERM)), (_RET, 0, 0, _ALLOW)]
+        tail = [eperm, allow]
+    elif own_pid is not None:
+        tail = [eperm, (_JSET, 0, 1, CLONE_THREAD), (_JSET, 1, 0, CLONE_FILES), eperm, allow]
     else:
-        block[-1] = (_JSET, 0, 1, NEW_NAMESPACES)
-        tail = [(_RET, 0, 0, _errno(errno.EPERM)), (_JSET, 1, 0, CLONE_THREAD),
-                (_RET, 0, 0, _errno(errno.EPERM)), (_RET, 0, 0, _ALLOW)]
+        tail = [eperm, (_JSET, 1, 0, CLONE_THREAD), eperm, allow]
     _guarded(prog, sp["clone"], block + tail)
 
     # socket: by family
@@ -624,17 +722,30 @@ def build_filter(sockets: str = "unix", processes: bool = False, exec_ok: bool =
         body = [(_RET, 0, 0, _errno(errno.EPERM))]
     _guarded(prog, sp["socket"], body)
 
-    # ioctl: no faking terminal input
-    _guarded(prog, sp["ioctl"], [(_LD_W_ABS, 0, 0, 24), (_JEQ, 2, 0, TIOCSTI), (_JEQ, 1, 0, TIOCLINUX),
-                                 (_RET, 0, 0, _ALLOW), (_RET, 0, 0, _errno(errno.EPERM))])
+    # ioctl: no faking terminal input, no SIGIO ownership (the socket form of F_SETOWN)
+    _guarded(prog, sp["ioctl"], [(_LD_W_ABS, 0, 0, 24), (_JEQ, 4, 0, TIOCSTI), (_JEQ, 3, 0, TIOCLINUX),
+                                 (_JEQ, 2, 0, FIOSETOWN), (_JEQ, 1, 0, SIOCSPGRP), allow, eperm])
 
     if own_pid is not None:
-        # kill(pid, sig) only to ourselves (pid or our own group 0); tgkill only in our thread group
-        _guarded(prog, sp["kill"], [(_LD_W_ABS, 0, 0, 16), (_JEQ, 2, 0, own_pid), (_JEQ, 1, 0, 0),
-                                    (_RET, 0, 0, _errno(errno.EPERM)), (_RET, 0, 0, _ALLOW)])
-        _guarded(prog, sp["tgkill"], [(_LD_W_ABS, 0, 0, 16), (_JEQ, 1, 0, own_pid),
-                                      (_RET, 0, 0, _errno(errno.EPERM)), (_RET, 0, 0, _ALLOW)])
-        _guarded(prog, sp["tkill"], [(_RET, 0, 0, _errno(errno.EPERM))])
+        # No pid namespace: a signal could reach any process of the uid, and Landlock scopes signals
+        # only from ABI 6 on (and not every route on every kernel), so this holds in every tier-2 run
+        # whatever Landlock can do. kill(pid, sig) only to ourselves (our pid, or 0: our own process
+        # group, which setsid made ours alone); tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo only
+        # into our own thread group; tkill (a bare tid) and pidfds (pidfd_open, or a /proc/PID
+        # directory fd given to pidfd_send_signal) not at all.
+        _guarded(prog, sp["kill"], [(_LD_W_ABS, 0, 0, 16), (_JEQ, 2, 0, own_pid), (_JEQ, 1, 0, 0), eperm, allow])
+        for name in ("tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
+            _guarded(prog, sp[name], [(_LD_W_ABS, 0, 0, 16), (_JEQ, 1, 0, own_pid), eperm, allow])
+        # fcntl F_SETOWN / F_SETOWN_EX / F_SETSIG: SIGIO (or any signal) to another process when a pipe
+        # or socket becomes ready
+        _guarded(prog, sp["fcntl"], [(_LD_W_ABS, 0, 0, 24), (_JEQ, 3, 0, F_SETOWN), (_JEQ, 2, 0, F_SETSIG),
+                                     (_JEQ, 1, 0, F_SETOWN_EX), allow, eperm])
+        # tkill and pidfds (signals); memfds (memory that RLIMIT_AS does not count); sendmsg (SCM_RIGHTS:
+        # an fd in flight in a socketpair holds a scratch file that no /proc/PID/fd listing shows)
+        for name in ("tkill", "pidfd_open", "pidfd_send_signal", "memfd_create", "memfd_secret", "sendmsg",
+                     "sendmmsg"):
+            op(_JEQ, sp[name], 0, 1)
+            ret(_errno(errno.EPERM))
     ret(_ALLOW)
     return _pack(prog)
 
@@ -661,3 +772,458 @@ def load_filter(program: bytes) -> None:
     fprog = _SockFprog(len(program) // 8, ctypes.addressof(buf))
     if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
         raise _fail("seccomp")
+
+
+# ---------------------------------------------------------------- a refused system call, by name
+
+SIGSYS = 31  # x86_64 and aarch64
+_SA_SIGINFO, _SA_RESETHAND = 0x4, 0x80000000
+_I386_NAMES = {1: "exit", 2: "fork", 3: "read", 4: "write", 5: "open", 6: "close", 11: "execve", 20: "getpid",
+               26: "ptrace", 37: "kill", 45: "brk", 54: "ioctl", 90: "mmap", 102: "socketcall", 117: "ipc",
+               120: "clone", 125: "mprotect", 190: "vfork", 192: "mmap2", 252: "exit_group", 359: "socket"}
+_ARCH_NAMES = {0x40000003: "i386", 0xC000003E: "x86_64", 0xC00000B7: "aarch64"}
+
+
+class _Sigaction(ctypes.Structure):  # glibc's struct sigaction (x86_64 and aarch64)
+    _fields_ = [("handler", ctypes.c_void_p), ("mask", ctypes.c_ulong * 16), ("flags", ctypes.c_int),
+                ("restorer", ctypes.c_void_p)]
+
+
+def syscall_name(nr: int, arch: int) -> str:
+    """A readable name for system call ``nr`` of audit architecture ``arch`` (the number when unknown)."""
+    abi = _ARCH_NAMES.get(arch, hex(arch))
+    if abi == "i386":
+        name = _I386_NAMES.get(nr)
+    else:
+        tables = {"x86_64": "x86_64", "aarch64": "aarch64"}
+        table = tables.get(abi)
+        name = None
+        if table:
+            for group in (_DENY, _SPECIAL, _SELF_ONLY):
+                name = next((k for k, v in group[table].items() if v == nr), None) or name
+    return f"{name} ({abi} system call {nr})" if name else f"{abi} system call {nr}"
+
+
+def _on_sigsys(signum: int, info: int, context: int) -> None:
+    # Runs as the signal handler of a trapped system call (SECCOMP_RET_TRAP): name the call on the
+    # captured stderr, then die of SIGSYS as the filter meant (SA_RESETHAND put the default back).
+    # The siginfo of a seccomp trap carries the call's number and ABI, but only for the process itself:
+    # its parent sees nothing but "killed by SIGSYS".
+    try:
+        nr = ctypes.c_int.from_address(info + 24).value  # si_syscall
+        arch = ctypes.c_uint.from_address(info + 28).value  # si_arch
+        os.write(_sigsys_fd, (f"\nsandbox: the system call {syscall_name(nr, arch)} is forbidden here; "
+                              "the snippet was stopped.\n").encode())
+    except BaseException:  # noqa: BLE001 - never raise out of a signal handler
+        pass
+    os.kill(os.getpid(), SIGSYS)
+
+
+_SIGSYS_HANDLER = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)(_on_sigsys)
+_sigsys_fd = 2
+
+
+def install_sigsys_reporter(fd: int = 2) -> None:
+    """Have a trapped system call named on ``fd`` (the captured output) before the process dies of SIGSYS."""
+    global _sigsys_fd
+    _sigsys_fd = fd
+    _libc.sigaction.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+    action = _Sigaction()
+    action.handler = ctypes.cast(_SIGSYS_HANDLER, ctypes.c_void_p).value
+    action.flags = _SA_SIGINFO | _SA_RESETHAND
+    if _libc.sigaction(SIGSYS, ctypes.byref(action), None) != 0:
+        raise _fail("sigaction(SIGSYS)")
+
+
+# ---------------------------------------------------------------- an on-disk scratch directory (tiers 2 and 3)
+#
+# Without a mount namespace the scratch directory is an ordinary host directory that the snippet
+# owns, so everything below must hold against a tree the snippet shaped on purpose: directories
+# it made unreadable or unsearchable for itself (0300, 0000), chains deeper than any descriptor
+# limit or the recursion limit (shutil.rmtree and os.fwalk fail on both), symlinks where a
+# directory was a moment ago, and files it keeps after unlinking them. So the walk is iterative
+# and holds one directory descriptor at a time (it climbs back through ".." and checks that it
+# arrived where it came from), never follows a symlink, and, as the owner (or root), gives a
+# directory back the owner's rwx bits when the snippet took them away.
+
+_DIR_PATH = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_READ = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC  # only ever through /proc/self/fd/N (no lookup)
+
+
+class TreeChanged(OSError):
+    """A directory moved while the walk was inside it (only a live run can do that)."""
+
+
+def _owner_rights(fd: int) -> None:
+    """Give the directory behind ``fd`` its owner's rwx bits (we are its owner, or root)."""
+    os.chmod(f"/proc/self/fd/{fd}", stat.S_IMODE(os.fstat(fd).st_mode) | 0o700)
+
+
+def _readable(path_fd: int) -> int:
+    """A readable descriptor on the directory behind an O_PATH descriptor (no path lookup involved)."""
+    try:
+        return os.open(f"/proc/self/fd/{path_fd}", _DIR_READ)
+    except PermissionError:
+        _owner_rights(path_fd)
+        return os.open(f"/proc/self/fd/{path_fd}", _DIR_READ)
+
+
+def _open_dir_at(parent: int | None, name: str) -> int:
+    """Open directory ``name`` (below ``parent``, or an absolute path) for reading, never through a symlink."""
+    try:
+        path_fd = os.open(name, _DIR_PATH, dir_fd=parent)
+    except PermissionError:
+        if parent is None:
+            raise
+        _owner_rights(parent)  # no search permission on the parent
+        path_fd = os.open(name, _DIR_PATH, dir_fd=parent)
+    try:
+        return _readable(path_fd)
+    finally:
+        os.close(path_fd)
+
+
+def _at(fd: int, call, *args, **kwargs):
+    """``call(..., dir_fd=fd)``, giving the directory its owner's rights back once if that is what failed."""
+    try:
+        return call(*args, dir_fd=fd, **kwargs)
+    except PermissionError:
+        _owner_rights(fd)
+        return call(*args, dir_fd=fd, **kwargs)
+
+
+def walk_tree(top: str, on_entry=None, remove: bool = False) -> None:
+    """Visit (``on_entry(stat_result)``) and optionally remove everything below ``top``, iteratively.
+
+    Entries that vanish meanwhile are skipped; a directory that moved while the walk was in
+    it raises :class:`TreeChanged` (the walk never climbs anywhere it did not come from).
+    Directories on another filesystem are neither entered nor removed.
+    """
+    fd = _open_dir_at(None, top)
+    try:
+        here = os.fstat(fd)
+        dev = here.st_dev
+        stack: list[tuple[tuple[int, int], list[str], str]] = []
+        pending = os.listdir(fd)
+        while True:
+            if pending:
+                name = pending.pop()
+                try:
+                    st = _at(fd, os.stat, name, follow_symlinks=False)
+                except (FileNotFoundError, NotADirectoryError):
+                    continue
+                if on_entry is not None:
+                    on_entry(st)
+                if stat.S_ISDIR(st.st_mode):
+                    if st.st_dev != dev:
+                        continue
+                    try:
+                        child = _open_dir_at(fd, name)
+                    except (FileNotFoundError, NotADirectoryError):
+                        continue
+                    seen = os.fstat(child)
+                    if (seen.st_dev, seen.st_ino) != (st.st_dev, st.st_ino):
+                        os.close(child)
+                        raise TreeChanged(errno.EAGAIN, f"{name} changed while being walked")
+                    stack.append(((here.st_dev, here.st_ino), pending, name))
+                    os.close(fd)
+                    fd, here = child, seen
+                    pending = os.listdir(fd)
+                elif remove:
+                    try:
+                        _at(fd, os.unlink, name)
+                    except FileNotFoundError:
+                        pass
+                continue
+            if not stack:
+                break
+            expected, pending, name = stack.pop()
+            up = _at(fd, os.open, "..", _DIR_PATH)
+            try:
+                parent = _readable(up)
+            finally:
+                os.close(up)
+            os.close(fd)
+            fd, here = parent, os.fstat(parent)
+            if (here.st_dev, here.st_ino) != expected:
+                raise TreeChanged(errno.EAGAIN, "a directory moved while being walked")
+            if remove:
+                try:
+                    _at(fd, os.rmdir, name)
+                except (FileNotFoundError, OSError) as exc:
+                    if exc.errno not in (errno.ENOENT, errno.ENOTEMPTY, errno.EBUSY):
+                        raise
+    finally:
+        os.close(fd)
+
+
+def remove_tree(path: str) -> bool:
+    """Remove ``path`` and everything below it whatever the snippet did to it; True when it is gone.
+
+    Never raises: it is cleanup, run from the zygote's loop and from the client at exit.
+    """
+    try:
+        os.lstat(path)
+    except OSError:
+        return True
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            walk_tree(path, remove=True)
+            os.rmdir(path)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
+    except RecursionError:  # cannot happen with the walk above; a cleanup must not kill its caller anyway
+        pass
+    return not os.path.lexists(path)
+
+
+class OverQuota(Exception):
+    pass
+
+
+class ScratchUsage:
+    """What one tier-2 run holds on disk: its scratch tree, plus files it keeps after unlinking them.
+
+    A directory walk alone is blind to a file that is unlinked while still open or mapped
+    (it keeps its blocks until the last reference goes), so this also looks at the runner's
+    /proc/PID/fd and /proc/PID/maps. That covers every reference a tier-2 runner can hold:
+    it is a single process whose threads must share its fd table (seccomp: clone needs
+    CLONE_FILES), and it cannot pass descriptors (sendmsg is refused) or reach io_uring.
+    A deleted file held only by a mapping cannot be measured without CAP_SYS_ADMIN (its
+    /proc/PID/map_files link), so it counts as the largest file RLIMIT_FSIZE lets it be.
+
+    Why not the filesystem's free space (statvfs)? The scratch shares its filesystem with
+    the host, whose own writes would be charged to the snippet. Why not a size-capped
+    filesystem? Mounting one needs privileges tier 2 does not have (tier 1 uses a tmpfs).
+    """
+
+    def __init__(self, scratch: str, max_bytes: int, max_entries: int, file_size: int):
+        self.scratch = scratch.rstrip("/")
+        self.max_bytes = max_bytes
+        self.max_entries = max_entries
+        self.file_size = file_size
+        self.bytes = 0
+        self.entries = 0
+        self.seen: set[int] = set()
+        self.dev = -1
+
+    def add(self, st) -> None:
+        if st.st_ino in self.seen and st.st_dev == self.dev:
+            return
+        self.seen.add(st.st_ino)
+        self.entries += 1
+        self.bytes += st.st_blocks * 512
+        if self.entries > self.max_entries or self.bytes > self.max_bytes:
+            raise OverQuota()
+
+    def _ours(self, path: str) -> bool:
+        return path.startswith(self.scratch + "/")
+
+    def measure(self, pid: int | None) -> None:
+        """Raise :class:`OverQuota` when over; :class:`OSError` when the run could not be measured."""
+        self.dev = os.stat(self.scratch, follow_symlinks=False).st_dev
+        walk_tree(self.scratch, on_entry=self.add)
+        if pid is None:
+            return
+        fd_dir = f"/proc/{pid}/fd"
+        for name in os.listdir(fd_dir):
+            link = f"{fd_dir}/{name}"
+            try:
+                target = os.readlink(link)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                target = None  # too long to name (a deep tree): judge by the filesystem alone
+            if target is not None and not self._ours(target):
+                continue
+            try:
+                st = os.stat(link)
+            except OSError:
+                continue
+            if st.st_dev == self.dev and stat.S_ISREG(st.st_mode):
+                self.add(st)
+        with open(f"/proc/{pid}/maps", "rb") as f:
+            maps = f.read()
+        needle = (self.scratch + "/").encode()
+        if needle not in maps:
+            return
+        for line in maps.splitlines():
+            fields = line.split(None, 5)
+            if len(fields) < 6 or not fields[5].startswith(needle) or not fields[5].endswith(b" (deleted)"):
+                continue
+            inode = int(fields[4])
+            if inode in self.seen:
+                continue
+            try:  # exact where we may (root): the mapping's own link to the file
+                st = os.stat(f"/proc/{pid}/map_files/{fields[0].decode()}")
+                self.add(st)
+                continue
+            except OSError:
+                pass
+            self.seen.add(inode)
+            self.entries += 1
+            self.bytes += self.file_size
+            if self.entries > self.max_entries or self.bytes > self.max_bytes:
+                raise OverQuota()
+
+
+# ---------------------------------------------------------------- a memory and pids cap (cgroup v2)
+#
+# Per-process rlimits are not a memory cap: RLIMIT_AS does not count tmpfs, pipe buffers or
+# kernel objects, and tier 1 may run 64 processes. A cgroup is the only total cap, and an
+# unprivileged process gets one only when a cgroup v2 subtree is delegated to it: typically a
+# systemd user scope with Delegate=yes. The zygote asks the user's systemd for one over D-Bus
+# (what `systemd-run --user --scope -p Delegate=yes` does, but for its own, already running
+# pid: no exec, so its descriptors stay as they are) when a user bus exists, and otherwise uses
+# the cgroup it is in if that one is delegated to it. Without either (a cgroup v1 or hybrid
+# host, no user manager, a container) there is no such cap, and the tutor says so.
+
+CGROUP_RUN_MEMORY = 3 << 30  # per run, like RLIMIT_AS; memory.swap.max 0 so it cannot be dodged into swap
+
+
+def cgroup2_mount(mountinfo: str = "/proc/self/mountinfo") -> str | None:
+    """Where the cgroup v2 hierarchy is mounted (``/sys/fs/cgroup``, or ``…/unified`` on a hybrid host)."""
+    try:
+        with open(mountinfo) as f:
+            for line in f:
+                left, _, right = line.partition(" - ")
+                if right.split(" ", 1)[0] == "cgroup2":
+                    return left.split()[4].replace("\\040", " ")
+    except OSError:
+        pass
+    return None
+
+
+def own_cgroup(proc_cgroup: str = "/proc/self/cgroup") -> str | None:
+    """This process's cgroup v2 path (the ``0::`` line), or None."""
+    try:
+        with open(proc_cgroup) as f:
+            for line in f:
+                if line.startswith("0::"):
+                    return line[3:].strip()
+    except OSError:
+        pass
+    return None
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def delegated_cgroup(mount: str | None = None, relpath: str | None = None, pid: int | None = None
+                     ) -> tuple[str | None, str]:
+    """Turn our own cgroup into a sandbox subtree if it is delegated to us; (base, "") or (None, why not).
+
+    Needs our cgroup to have the memory and pids controllers, to be writable by us, and to hold
+    no process but ours (cgroup v2 gives controllers only to cgroups without processes of their
+    own, so we move into a ``zygote`` leaf and runs go into ``run-N`` siblings).
+    """
+    mount = mount if mount is not None else cgroup2_mount()
+    if mount is None:
+        return None, "no cgroup v2 hierarchy is mounted"
+    relpath = relpath if relpath is not None else own_cgroup()
+    if relpath is None:
+        return None, "this process is in no cgroup v2 group"
+    pid = pid if pid is not None else os.getpid()
+    ours = os.path.join(mount, relpath.lstrip("/")).rstrip("/")
+    available = _read(f"{ours}/cgroup.controllers").split()
+    missing = [c for c in ("memory", "pids") if c not in available]
+    if missing:
+        v1 = [c for c in missing if os.path.isdir(f"/sys/fs/cgroup/{c}")]
+        why = f"cgroup v2 (at {mount}) gives this process's cgroup {relpath} no {' or '.join(missing)} controller"
+        if v1:
+            why += f" (cgroup v1 owns {', '.join(v1)} on this hybrid host)"
+        return None, why
+    if not all(os.access(p, os.W_OK) for p in (ours, f"{ours}/cgroup.procs", f"{ours}/cgroup.subtree_control")):
+        return None, f"the cgroup {relpath} is not delegated to uid {os.geteuid()}"
+    procs = [p for p in _read(f"{ours}/cgroup.procs").split() if p]
+    if procs != [str(pid)] and "memory" not in _read(f"{ours}/cgroup.subtree_control").split():
+        return None, f"the cgroup {relpath} also holds {len(procs) - 1} other processes"
+    try:
+        os.makedirs(f"{ours}/zygote", exist_ok=True)
+        _write(f"{ours}/zygote/cgroup.procs", str(pid))
+        _write(f"{ours}/cgroup.subtree_control", "+memory +pids")
+    except OSError as exc:
+        return None, f"could not set up {relpath}: {exc.strerror or exc}"
+    return ours, ""
+
+
+def systemd_scope(timeout: float = 5.0) -> str:
+    """Ask the user's systemd for a delegated scope for this process; "" when done, else why not."""
+    import shutil
+    import subprocess
+
+    uid = os.getuid()
+    bus = f"/run/user/{uid}/bus"
+    busctl = shutil.which("busctl", path="/usr/bin:/bin")
+    if not (busctl and os.path.exists(bus)):
+        return "no systemd user manager (no busctl or no user bus)"
+    before = own_cgroup()
+    name = f"pytorch-tutor-sandbox-{os.getpid()}.scope"
+    try:
+        done = subprocess.run(
+            [busctl, "--user", "call", "--quiet", "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+             "org.freedesktop.systemd1.Manager", "StartTransientUnit", "ssa(sv)a(sa(sv))", name, "fail", "3",
+             "PIDs", "au", "1", str(os.getpid()), "Delegate", "b", "true", "CollectMode", "s", "inactive-or-failed",
+             "0"],
+            env={"DBUS_SESSION_BUS_ADDRESS": f"unix:path={bus}", "PATH": "/usr/bin:/bin"},
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"systemd did not answer ({exc})"
+    if done.returncode != 0:
+        return "systemd refused a scope: " + done.stderr.decode("utf-8", "replace").strip()[:200]
+    import time
+
+    deadline = time.monotonic() + timeout
+    while own_cgroup() == before and time.monotonic() < deadline:  # the job moves us asynchronously
+        time.sleep(0.01)
+    return "" if own_cgroup() != before else "systemd did not move the zygote into its scope"
+
+
+def sandbox_cgroup() -> tuple[str | None, str]:
+    """The zygote's cgroup subtree for per-run caps: (base, how it was had) or (None, why there is none)."""
+    base, why = delegated_cgroup()
+    if base:
+        return base, "a delegated cgroup v2 subtree"
+    if cgroup2_mount() is not None and "controller" not in why:
+        scope_why = systemd_scope()
+        if not scope_why:
+            base, why2 = delegated_cgroup()
+            if base:
+                return base, "a systemd user scope (Delegate=yes)"
+            why = f"{why}; in systemd's scope: {why2}"
+        else:
+            why = f"{why}; {scope_why}"
+    return None, why
+
+
+def new_run_cgroup(base: str, name: str, memory: int, tasks: int) -> str:
+    """Create ``base/name`` capped at ``memory`` bytes (no swap) and ``tasks`` tasks; the run joins it itself."""
+    path = f"{base}/{name}"
+    os.mkdir(path)
+    try:
+        _write(f"{path}/memory.max", str(memory))
+        if os.path.exists(f"{path}/memory.swap.max"):
+            _write(f"{path}/memory.swap.max", "0")
+        if os.path.exists(f"{path}/memory.oom.group"):
+            _write(f"{path}/memory.oom.group", "1")  # an OOM kill takes the whole run, not one worker
+        _write(f"{path}/pids.max", str(tasks))
+    except OSError:
+        os.rmdir(path)
+        raise
+    return path
+
+
+def join_cgroup(path: str) -> None:
+    _write(f"{path}/cgroup.procs", "0")  # "0": the writing process

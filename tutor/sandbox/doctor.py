@@ -23,7 +23,7 @@ uid = os.getuid()
 status = {}
 for line in open('/proc/self/status'):
     key, _, value = line.partition(':')
-    if key in ('CapEff', 'Seccomp', 'NoNewPrivs'):
+    if key in ('CapEff', 'CapPrm', 'CapBnd', 'Seccomp', 'NoNewPrivs'):
         status[key] = value.strip()
 try:
     interfaces = sorted(l.split(':')[0].strip() for l in open('/proc/net/dev').readlines()[2:])
@@ -56,6 +56,23 @@ def _plain(described):
     if kind == "dict":
         return {str(k): _plain(v) for k, v in described.get("items", [])}
     return described.get("value")
+
+
+def _bounding(capbnd) -> str:
+    """What a CapBnd mask from /proc/PID/status means: "empty", or how much is left and why that is harmless."""
+    try:
+        mask = int(str(capbnd), 16)
+    except ValueError:
+        return "unknown"
+    if mask == 0:
+        return "empty"
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            total = f" of {int(f.read()) + 1}"
+    except (OSError, ValueError):
+        total = ""
+    return (f"not emptied: {bin(mask).count('1')}{total} capabilities; emptying it takes CAP_SETPCAP, and "
+            "under no_new_privs it grants nothing")
 
 
 def _value(result, key: str):
@@ -109,7 +126,16 @@ def print_report(out: TextIO) -> int:
     interfaces = _value(result, "interfaces") or []
     print("checked from inside a run:", file=out)
     print(f"  pid {_value(result, 'pid')}, uid {_value(result, 'uid')}, CapEff {fields.get('CapEff')}, "
-          f"Seccomp {fields.get('Seccomp')} (2 = filter), NoNewPrivs {fields.get('NoNewPrivs')}", file=out)
+          f"CapPrm {fields.get('CapPrm')}, Seccomp {fields.get('Seccomp')} (2 = filter), "
+          f"NoNewPrivs {fields.get('NoNewPrivs')}", file=out)
+    print(f"  capability bounding set: CapBnd {fields.get('CapBnd')} ({_bounding(fields.get('CapBnd'))})", file=out)
+    claimed = sandbox.layers.get("capabilities", "")
+    if "bounding set emptied" in claimed and _bounding(fields.get("CapBnd")) != "empty":
+        print("  WARNING: the layer list says the bounding set is emptied, but this run's is not", file=out)
+    memory = sandbox.layers.get("memory cap")
+    if memory:
+        print("  memory: " + ("a cgroup caps each run (see 'memory cap' above)" if memory.startswith("on") else
+                              "no total cap, RLIMIT_AS per process only (see 'memory cap' above)"), file=out)
     print(f"  network interfaces: {', '.join(map(str, interfaces)) or 'none visible'}; "
           f"AF_INET socket: {_value(result, 'inet')}", file=out)
     seen = _value(result, "home_visible")

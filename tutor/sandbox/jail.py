@@ -2,14 +2,16 @@
 
 ::
 
-    zygote ──fork──▶ A  setsid, PDEATHSIG, fds 0-4 only, oom_score_adj 1000
+    zygote ──fork──▶ A  setsid, its run's cgroup (where one can be had), PDEATHSIG, fds 0-6 only,
+                        oom_score_adj 1000
                         tier 1: unshare(net, pid, ipc, uts, mount [+ user when not root])
                      └─fork──▶ B  pid 1 of the new pid namespace: private root, fresh /proc,
                                    scratch tmpfs; as root: drop to nobody, then unshare(user)
                                └─fork──▶ C  the runner (pid 2)
                         tiers 2, 3: A itself is the runner
 
-    runner: drop root → PDEATHSIG → cwd scratch → rlimits → no_new_privs → Landlock → seccomp → body()
+    runner: drop root → PDEATHSIG → cwd scratch → rlimits → no_new_privs → Landlock → SIGSYS reporter
+            → seccomp → body()
 
 fds in every process of the tree: 0 /dev/null, 1 and 2 the output memfd, 3 the result
 memfd, 4 the status pipe (B, or a failing setup step, reports there; the runner closes it
@@ -75,6 +77,7 @@ class RunSpec:
     zygote_pid: int = 0
     done: int = -1  # the runner writes "D" here once its result is complete (fd 5)
     go: int | None = None  # pre-forked runners wait on this pipe for their request (fd 6)
+    cgroup: str = ""  # a cgroup v2 directory capping this run's memory and tasks, when one can be had
 
 
 def spawn(setup: Setup, spec: RunSpec, body) -> int:
@@ -88,6 +91,8 @@ def spawn(setup: Setup, spec: RunSpec, body) -> int:
         if os.getppid() != spec.zygote_pid:
             os._exit(70)
         os.setsid()
+        if spec.cgroup:  # first, so that nothing this tree starts escapes the cap
+            confine.join_cgroup(spec.cgroup)
         _oom_first()
         _arrange(spec, setup.path_fds)
         if setup.tier == "1":
@@ -235,8 +240,16 @@ def rlimits(timeout: float, tier1: bool) -> dict:
         resource.RLIMIT_NOFILE: OPEN_FILES,
         resource.RLIMIT_CORE: 0,
     }
-    if tier1:  # only inside a user namespace does the count cover this sandbox alone
+    if tier1:  # inside a user namespace the count covers this sandbox alone
         limits[resource.RLIMIT_NPROC] = PROCESSES
+    else:
+        # Without a user namespace RLIMIT_NPROC counts every task (threads included) of the real uid:
+        # the learner's whole session, or every sandbox uid process when the tutor runs as root. A
+        # fixed value would be wrong both ways (a busy desktop already runs hundreds), so the limit is
+        # what the uid runs now plus this run's budget: the snippet gets PROCESSES tasks (itself
+        # included) and cannot exhaust the host's pids or threads. Counted here, in the runner, just
+        # before it is confined; the zygote replaces a pre-forked runner whose count has gone stale.
+        limits[resource.RLIMIT_NPROC] = confine.uid_task_count(os.getuid()) + PROCESSES - 1
     return limits
 
 
@@ -279,8 +292,9 @@ def _runner(setup: Setup, spec: RunSpec, body, tier1: bool) -> None:
                                       deny_tcp="loopback" not in spec.grants, exec_ok="exec" in spec.grants)
         if setup.seccomp:
             program = spec.seccomp_filter
-            if program is None:  # Landlock cannot scope signals here: pin kill() to ourselves
+            if program is None:  # tier 2: no pid namespace, so the filter names our own pid (signals)
                 program = confine.build_filter(sockets="none", own_pid=os.getpid())
+            confine.install_sigsys_reporter(2)
             confine.load_filter(program)
     os.close(STATUS_FD)
     body()

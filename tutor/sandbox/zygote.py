@@ -25,7 +25,6 @@ import gc
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import stat
@@ -46,6 +45,7 @@ MAX_RESULT = (1 << 20) + (8 << 20) + 4096  # the observation line, then a judged
 MAX_TIMEOUT = 600.0  # a pre-forked runner's CPU limit until its request lowers it
 SLACK = 1.0  # seconds past a snippet's limit for confinement, describing values and writing the result
 WATCH_EVERY = 0.1  # tier 2: how often the on-disk scratch directory is measured
+UNMEASURED_LIMIT = 10  # tier 2: that many failed measurements in a row stop the run
 
 
 class Run:
@@ -64,17 +64,19 @@ class Run:
         self.exit_status: int | None = None
         self.reaped_at = 0.0
         self.next_watch = self.started + WATCH_EVERY
+        self.unmeasured = 0  # tier 2: watches in a row that could not measure the scratch directory
 
 
 class Idle:
     """A pre-forked, fully confined runner waiting on its ``go`` pipe for a request."""
 
-    def __init__(self, pid: int, spec: jail.RunSpec, status_r: int, go_w: int, done_r: int):
+    def __init__(self, pid: int, spec: jail.RunSpec, status_r: int, go_w: int, done_r: int, tasks: int = 0):
         self.pid = pid
         self.done_r = done_r
         self.spec = spec
         self.status_r = status_r
         self.go_w = go_w
+        self.tasks = tasks  # tier 2: the system's task count when it was forked (its RLIMIT_NPROC is fixed then)
 
 
 class Zygote:
@@ -96,6 +98,9 @@ class Zygote:
         self.filters: dict[tuple, bytes | None] = {}
         self.scratch_base = ""
         self.torch = None
+        self.cgroup_base: str | None = None  # a delegated cgroup v2 subtree: per-run memory and task caps
+        self.cgroup_note = ""  # how it was had, or why there is none (for doctor)
+        self.cgroup_graveyard: list[str] = []  # run cgroups to remove once their last process is gone
 
     # ------------------------------------------------------------ start-up
 
@@ -104,6 +109,12 @@ class Zygote:
         os.umask(0o077)
         os.chdir("/")
         confine.set_child_subreaper()
+        if self.tier in ("1", "2"):
+            self.cgroup_base, self.cgroup_note = confine.sandbox_cgroup()  # before torch: it may fork busctl
+            if self.cgroup_base:
+                problem = _try_run_cgroup(self.cgroup_base)
+                if problem:  # never let a half-working cgroup fail every run: go without, and say why
+                    self.cgroup_base, self.cgroup_note = None, f"{self.cgroup_note} is unusable: {problem}"
         abi = confine.landlock_abi() if self.tier != "none" else 0
         seccomp = confine.seccomp_supported() and self.tier != "none"
         path_fds: list[int] = []
@@ -134,6 +145,7 @@ class Zygote:
             "threads": self.threads, "python": sys.executable, "scratch_base": self.scratch_base,
             "plan": plan.as_dict() if plan else None, "path_fds": len(path_fds),
             "warm_seconds": round(time.monotonic() - started, 3), "layers": self.layers(),
+            "cgroup": bool(self.cgroup_base),
         }
 
     @staticmethod
@@ -267,12 +279,34 @@ class Zygote:
         if s.tier == "none":
             out["rlimits"] = "on (address space, CPU, file size, open files)"
         else:
-            nproc = f", {jail.PROCESSES} processes" if s.tier == "1" else ""
+            if s.tier == "1":
+                nproc = f", {jail.PROCESSES} processes and threads"
+            else:
+                nproc = (f", {jail.PROCESSES} processes and threads per run: RLIMIT_NPROC counts the whole uid "
+                         f"here, so it is set to what uid {s.uid} already runs plus that")
             out["rlimits"] = (f"on (address space {jail.ADDRESS_SPACE >> 30} GiB, CPU, file size "
                               f"{jail.FILE_SIZE >> 20} MiB, {jail.OPEN_FILES} open files{nproc})")
+        if s.tier in ("1", "2"):
+            if self.cgroup_base:
+                out["memory cap"] = (f"on (cgroup v2 per run: memory {confine.CGROUP_RUN_MEMORY >> 30} GiB without "
+                                     f"swap, tasks; via {self.cgroup_note})")
+            else:
+                also = ("; memfds, SysV and POSIX shared memory are refused, so a run holds little beyond that"
+                        if s.tier == "2" else "")
+                out["memory cap"] = (f"off (no cgroup can be had: {self.cgroup_note}); only RLIMIT_AS "
+                                     f"{jail.ADDRESS_SPACE >> 30} GiB per process, which is not a total{also}")
         who = f"uid {s.uid} (the tutor runs as root)" if s.root else f"your own uid {s.uid}"
         out["uid"] = f"snippets run as {who}"
-        out["capabilities"] = "none (bounding set emptied, no_new_privs)" if s.tier != "none" else "none"
+        if s.tier == "none":
+            out["capabilities"] = "none"
+        elif s.tier == "1" or s.root:
+            out["capabilities"] = "none (bounding set emptied, no_new_privs)"
+        else:
+            # Emptying the bounding set needs CAP_SETPCAP, which a process without namespaces and without
+            # root never has: say what is true instead of what was attempted.
+            out["capabilities"] = ("none effective or permitted; the bounding set stays full (emptying it needs "
+                                   "CAP_SETPCAP, which a non-root tutor lacks), and no_new_privs keeps setuid "
+                                   "programs and file capabilities from granting any")
         out["session"] = "setsid, parent-death signal, wall-clock kill of the whole process tree"
         return out
 
@@ -361,6 +395,17 @@ class Zygote:
         if self.torch.get_num_threads() != self.threads:  # the research notes' guard
             raise SystemExit("zygote thread count changed")
         timeout = float(request.get("timeout", 10.0))
+        if not needs and self.idle and self.setup.tier != "1":
+            # Tier 2: a pre-forked runner's RLIMIT_NPROC is the uid's task count when it was forked plus
+            # the run's budget; if the system has gained so many tasks since that the budget may be all
+            # but used up (torch needs a few threads), fork a fresh runner instead (one read of
+            # /proc/loadavg decides; the system's total bounds what the uid can have gained).
+            pid, idle = next(iter(self.idle.items()))
+            if confine.system_task_count() > idle.tasks + jail.PROCESSES - 16:
+                del self.idle[pid]
+                _kill_group(pid)
+                self.detached[pid] = ""
+                self._drop_idle(idle)
         if not needs and self.idle:
             pid, idle = next(iter(self.idle.items()))
             del self.idle[pid]
@@ -394,9 +439,21 @@ class Zygote:
             os.mkdir(scratch, 0o700)
             if self.root:
                 os.chown(scratch, self.uid, self.gid)
+        cgroup = ""
+        if self.cgroup_base:
+            try:  # tier 1's tree also holds A and B (pid 1 of its namespace)
+                cgroup = confine.new_run_cgroup(self.cgroup_base, f"run-{self.spawned}", confine.CGROUP_RUN_MEMORY,
+                                                jail.PROCESSES + (2 if self.setup.tier == "1" else 0))
+            except OSError:
+                for fd in (out, res, status_r, status_w, done_r, done_w, go_r, go_w):
+                    if fd is not None:
+                        os.close(fd)
+                if self.scratch_base:
+                    confine.remove_tree(scratch)
+                raise
         spec = jail.RunSpec(devnull=self.devnull, output=out, result=res, status=status_w, scratch=scratch,
                             timeout=timeout, grants=grants, seccomp_filter=self._filter(grants),
-                            zygote_pid=self.me, go=go_r, done=done_w)
+                            zygote_pid=self.me, go=go_r, done=done_w, cgroup=cgroup)
         env = _child_env(scratch)
         refuse_network = "loopback" not in grants
         torch = self.torch
@@ -411,7 +468,8 @@ class Zygote:
                 if fd is not None:
                     os.close(fd)
             if self.scratch_base:
-                shutil.rmtree(scratch, ignore_errors=True)
+                confine.remove_tree(scratch)
+            self._bury_cgroup(cgroup)
             raise
         finally:
             os.close(status_w)
@@ -423,8 +481,9 @@ class Zygote:
         return pid, spec, status_r, go_w, done_r
 
     def _prefork(self) -> None:
+        tasks = confine.system_task_count() if self.setup.tier != "1" else 0
         pid, spec, status_r, go_w, done_r = self._spawn(frozenset(), None, MAX_TIMEOUT)
-        self.idle[pid] = Idle(pid, spec, status_r, go_w, done_r)
+        self.idle[pid] = Idle(pid, spec, status_r, go_w, done_r, tasks)
 
     def _drop_idle(self, idle: Idle) -> None:
         for fd in (idle.status_r, idle.go_w, idle.done_r, idle.spec.result, idle.spec.output):
@@ -433,22 +492,29 @@ class Zygote:
             except OSError:
                 pass
         if self.scratch_base:
-            shutil.rmtree(idle.spec.scratch, ignore_errors=True)
+            confine.remove_tree(idle.spec.scratch)
+        self._bury_cgroup(idle.spec.cgroup)
+
+    def _bury_cgroup(self, path: str) -> None:
+        """Remove a run's cgroup now, or once its last process has gone (rmdir fails while one lives)."""
+        if path:
+            try:
+                os.rmdir(path)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                self.cgroup_graveyard.append(path)
 
     def _filter(self, grants: frozenset) -> bytes | None:
         if not self.setup.seccomp:
             return None
-        scoped = self.setup.landlock_abi >= 6
-        if self.setup.tier != "1" and not scoped:
-            return None  # built in the child, with its own pid
+        if self.setup.tier != "1":
+            return None  # tier 2: built in the runner, which names its own pid (signals: see build_filter)
         key = (self.setup.tier, grants)
         if key not in self.filters:
-            if self.setup.tier == "1":
-                sockets = "inet" if "loopback" in grants else "unix"
-                self.filters[key] = confine.build_filter(sockets=sockets, processes="processes" in grants,
-                                                         exec_ok="exec" in grants)
-            else:
-                self.filters[key] = confine.build_filter(sockets="none")
+            sockets = "inet" if "loopback" in grants else "unix"
+            self.filters[key] = confine.build_filter(sockets=sockets, processes="processes" in grants,
+                                                     exec_ok="exec" in grants)
         return self.filters[key]
 
     def _reap(self) -> None:
@@ -462,7 +528,7 @@ class Zygote:
             if pid in self.detached:
                 scratch = self.detached.pop(pid)
                 if scratch:
-                    shutil.rmtree(scratch, ignore_errors=True)
+                    confine.remove_tree(scratch)
                 continue
             idle = self.idle.pop(pid, None)
             if idle is not None:  # died while waiting (killed from outside, out of memory)
@@ -475,6 +541,10 @@ class Zygote:
 
     def _tick(self) -> None:
         now = time.monotonic()
+        if self.cgroup_graveyard:
+            graves, self.cgroup_graveyard = self.cgroup_graveyard, []
+            for path in graves:
+                self._bury_cgroup(path)
         if len(self.idle) < self.pool and len(self.runs) < 8 and now >= self.prefork_after:
             try:
                 self._prefork()  # one per pass, so the loop stays responsive
@@ -492,7 +562,11 @@ class Zygote:
                 _kill_group(run.pid)
             elif self.scratch_base and now >= run.next_watch:
                 run.next_watch = now + WATCH_EVERY
-                if _over_quota(run.spec.scratch):
+                verdict = _over_quota(run.spec.scratch, run.pid)
+                run.unmeasured = run.unmeasured + 1 if verdict is None else 0
+                # A run whose scratch cannot be measured for a whole second (a tree it keeps moving
+                # under the walk) is treated as over its quota: what cannot be counted is not allowed.
+                if verdict or run.unmeasured >= UNMEASURED_LIMIT:
                     run.reason = "scratch"
                     _kill_group(run.pid)
 
@@ -524,7 +598,8 @@ class Zygote:
         if early:
             self.detached[run.pid] = run.spec.scratch if self.scratch_base else ""
         elif self.scratch_base:
-            shutil.rmtree(run.spec.scratch, ignore_errors=True)
+            confine.remove_tree(run.spec.scratch)
+        self._bury_cgroup(run.spec.cgroup)
         status = value if kind == "status" else run.exit_status
         header = {"op": "done", "id": run.id, "pid": run.pid, "seconds": round(time.monotonic() - run.started, 4),
                   "reason": run.reason, "result_size": result_size, "output_size": output_size,
@@ -547,10 +622,14 @@ class Zygote:
                 break
             if pid == 0:
                 time.sleep(0.005)
+        graves = self.cgroup_graveyard + [run.spec.cgroup for run in self.runs.values() if run.spec.cgroup]
+        self.cgroup_graveyard = []
+        for path in graves:
+            self._bury_cgroup(path)
         self.runs.clear()
         self.detached.clear()
         if self.scratch_base:
-            shutil.rmtree(self.scratch_base, ignore_errors=True)
+            confine.remove_tree(self.scratch_base)
 
 
 def _wait_for_request() -> dict:
@@ -647,22 +726,52 @@ def _group_gone(pgid: int) -> bool:
     return False
 
 
-def _over_quota(path: str) -> bool:
-    """Tier 2: is the on-disk scratch directory over its size or file budget? (never follows symlinks)"""
-    total = entries = 0
+def _over_quota(path: str, pid: int) -> bool | None:
+    """Tier 2: does the run hold more than its scratch budget on disk? None when it could not be measured.
+
+    Counts the scratch tree (iteratively, whatever modes or depth the snippet gave it) and the
+    files the runner keeps open or mapped after unlinking them: see ``confine.ScratchUsage``.
+    As the owner, the walk gives a directory the snippet made unreadable its owner's rwx bits
+    back (a snippet that revokes its own access to its own scratch directory loses that game);
+    the tutor running as root reads it without changing anything.
+    """
+    usage = confine.ScratchUsage(path, jail.SCRATCH_BYTES, jail.SCRATCH_INODES, jail.FILE_SIZE)
     try:
-        for _, dirs, files, dirfd in os.fwalk(path, follow_symlinks=False):
-            for name in files + dirs:
-                entries += 1
-                try:
-                    total += os.stat(name, dir_fd=dirfd, follow_symlinks=False).st_blocks * 512
-                except OSError:
-                    pass
-                if entries > jail.SCRATCH_INODES or total > jail.SCRATCH_BYTES:
-                    return True
+        usage.measure(pid)
+    except confine.OverQuota:
+        return True
     except OSError:
-        pass
+        return None
     return False
+
+
+def _try_run_cgroup(base: str) -> str:
+    """A dry run of what every run does with its cgroup: create, join from a child, remove. "" when it works."""
+    try:
+        path = confine.new_run_cgroup(base, "run-0", confine.CGROUP_RUN_MEMORY, jail.PROCESSES)
+    except OSError as exc:
+        return f"cannot create a run's cgroup ({exc})"
+    try:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                confine.join_cgroup(path)
+                os._exit(0)
+            except BaseException:  # noqa: BLE001
+                os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            return "a child cannot join a run's cgroup"
+        return ""
+    finally:
+        for _ in range(100):  # the child's exit frees the cgroup a moment after waitpid
+            try:
+                os.rmdir(path)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.01)
 
 
 def _traversable(path: str, uid: int, gid: int) -> bool:
@@ -719,7 +828,7 @@ def main() -> int:
         except OSError:
             pass
         if zygote.scratch_base:
-            shutil.rmtree(zygote.scratch_base, ignore_errors=True)
+            confine.remove_tree(zygote.scratch_base)
         return 1
     try:
         zygote.send(ready)
