@@ -215,14 +215,17 @@ class RootPlan:
     ``files`` are small synthetic files (``/etc/passwd`` with two users).
     """
 
-    def __init__(self, binds: list[str], links: dict[str, str], files: dict[str, str], dev_nodes: list[str]):
+    def __init__(self, binds: list[str], links: dict[str, str], files: dict[str, str], dev_nodes: list[str],
+                 masks: list[str] | None = None):
         self.binds = binds
         self.links = links
         self.files = files
         self.dev_nodes = dev_nodes
+        self.masks = masks or []  # bound directories covered by an empty tmpfs (the tutor's own package)
 
     def as_dict(self) -> dict:
-        return {"binds": self.binds, "links": self.links, "files": sorted(self.files), "dev": self.dev_nodes}
+        return {"binds": self.binds, "links": self.links, "files": sorted(self.files), "dev": self.dev_nodes,
+                "masks": self.masks}
 
 
 DEV_NODES = ["null", "zero", "full", "random", "urandom"]
@@ -248,6 +251,41 @@ def python_paths() -> list[str]:
             wanted.add(entry)
     wanted.update(_capstone_dirs())
     return sorted({p for p in wanted if p and os.path.isdir(p)})
+
+
+def hidden_dirs(paths: list[str]) -> list[str]:
+    """The tutor's own package where it lies inside a directory the sandbox shows (an installed wheel).
+
+    It holds the built-in course, solutions and checks included: a snippet must not be
+    able to read the answers. In a source checkout it lies outside every bound path.
+    """
+    tutor_dir = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    return [tutor_dir] if any(_below(tutor_dir, os.path.realpath(p)) for p in paths) else []
+
+
+def _below(path: str, root: str) -> bool:
+    return path != root and path.startswith(root.rstrip("/") + "/")
+
+
+def without(paths: list[str], hidden: list[str]) -> list[str]:
+    """``paths`` with each hidden directory cut out, for Landlock (whose rules can only add).
+
+    A path that contains a hidden directory is replaced by its entries, recursively down
+    the hidden directory's branch, leaving that one out.
+    """
+    out: list[str] = []
+    for path in paths:
+        inside = [h for h in hidden if _below(h, os.path.realpath(path))]
+        if not inside:
+            if not any(os.path.realpath(path) == h for h in hidden):
+                out.append(path)
+            continue
+        try:
+            entries = sorted(os.listdir(path))
+        except OSError:
+            continue
+        out.extend(without([os.path.join(path, e) for e in entries], hidden))
+    return out
 
 
 def _capstone_dirs() -> list[str]:
@@ -309,7 +347,7 @@ def build_plan(extra_ro: list[str] | None = None) -> RootPlan:
         "/etc/hostname": "sandbox\n",
     }
     dev = [n for n in DEV_NODES if os.path.exists(f"/dev/{n}")]
-    return RootPlan(binds, links, files, dev)
+    return RootPlan(binds, links, files, dev, hidden_dirs(binds))
 
 
 def _mkdirs(path: str) -> None:
@@ -354,6 +392,10 @@ def build_root(plan: RootPlan, base: str, uid: int, gid: int, scratch_bytes: int
     for path in plan.binds:
         _bind_ro(f"/proc/self/fd/{sources[path]}", base + path)
         os.close(sources[path])
+    for path in plan.masks:  # an empty, read-only directory where the tutor's package (and its course) was
+        if os.path.isdir(base + path):
+            mount("tmpfs", base + path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+                  "size=4k,nr_inodes=8,mode=0555")
     for path, text in plan.files.items():
         _mkdirs(base + os.path.dirname(path))
         with open(base + path, "w") as f:

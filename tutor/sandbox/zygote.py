@@ -191,7 +191,8 @@ class Zygote:
                 search = getattr(module, "__path__", None)
                 if isinstance(search, list):
                     search[:] = [reach(p) if isinstance(p, str) and os.path.isdir(p) else p for p in search]
-        for path in confine.python_paths():
+        paths = confine.python_paths()
+        for path in confine.without(paths, confine.hidden_dirs(paths)):  # never the tutor's own course
             ro.append(reach(path))
         return fds, sorted(set(ro))
 
