@@ -292,7 +292,8 @@ def run_request(request: dict, torch) -> dict:
     namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
     started = time.perf_counter()
     raised, error = _run(request.get("setup", ""), "<setup>", namespace, "setup")
-    setup_ids = {name: id(value) for name, value in namespace.items()}
+    # what setup bound, by identity: the learner's half of a judged run tells the judge which names it kept
+    setup_ids = {name: id(value) for name, value in namespace.items()} if request.get("export") else {}
     imports = request.get("imports")
     if error is None and imports:
         try:

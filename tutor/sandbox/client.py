@@ -50,13 +50,14 @@ from pathlib import Path
 
 from tutor.safe_text import inert
 from tutor.sandbox import framing
+from tutor.sandbox.exchange import MAX_EXPORT  # standard library only: no torch in this process
 from tutor.sandbox.protocol import BadResult, Observation, RunRequest, parse_observation
 
 HERE = Path(__file__).resolve().parent
 ZYGOTE_SCRIPT = HERE / "zygote.py"
 PROBE_SCRIPT = HERE / "probe.py"
 OUTPUT_LIMIT = 64 * 1024
-MAX_EXPORT_BYTES = 8 << 20  # a judged run's exported values (exchange.MAX_EXPORT on the inner side)
+MAX_EXPORT_BYTES = MAX_EXPORT  # a judged run's exported values, capped where they are written too
 START_TIMEOUT = 90.0  # importing torch cold can take a while on a loaded machine
 SLACK = 1.0  # the zygote's own allowance past a snippet's limit (see zygote.SLACK)
 GRACE = 10.0  # past that, the UI stops waiting for the zygote and treats it as wedged

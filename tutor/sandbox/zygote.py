@@ -3,7 +3,7 @@
 Started by the UI process (``client.py``) as its own program, with a minimal
 environment (no secrets: ``/proc/self/environ`` of every child shows only
 that) and ``python -I``; it imports only its sibling modules ``child``,
-``confine``, ``framing`` and ``jail``, never the rest of ``tutor`` (no lessons,
+``confine``, ``exchange``, ``framing`` and ``jail``, never the rest of ``tutor`` (no lessons,
 no answer keys, no profile). It talks to the UI over one socket with
 length-prefixed JSON frames (``framing.py``) and runs a single-threaded
 ``select`` loop: it never computes after warm-up.
@@ -36,12 +36,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import child  # noqa: E402
 import confine  # noqa: E402
+import exchange  # noqa: E402
 import framing  # noqa: E402
 import jail  # noqa: E402
 
 del sys.path[0]
 
-MAX_RESULT = (1 << 20) + (8 << 20) + 4096  # the observation line, then a judged run's exports
+MAX_RESULT = (1 << 20) + exchange.MAX_EXPORT + 4096  # the observation line, then a judged run's exports
 MAX_TIMEOUT = 600.0  # a pre-forked runner's CPU limit until its request lowers it
 SLACK = 1.0  # seconds past a snippet's limit for confinement, describing values and writing the result
 WATCH_EVERY = 0.1  # tier 2: how often the on-disk scratch directory is measured
