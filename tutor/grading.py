@@ -23,7 +23,9 @@ def request_for(drill: Drill, code: str | None = None) -> RunRequest:
     # A repair's or a lab's check decides a verdict on code that may be the learner's:
     # it runs in a process of its own (see ``Sandbox.run``).
     judged = drill.is_repair or drill.is_exercise
-    return RunRequest(code=drill.code if code is None else code, setup=drill.setup, check=drill.check,
+    # a module's shared setup runs first, in both halves of a judged run
+    setup = f"{drill.module_setup}\n{drill.setup}" if drill.module_setup.strip() else drill.setup
+    return RunRequest(code=drill.code if code is None else code, setup=setup, check=drill.check,
                       asks=asks, timeout=drill.timeout, needs=drill.needs, probe=drill.probe, judged=judged)
 
 

@@ -2,34 +2,20 @@
 
 from __future__ import annotations
 
+import graphlib
 from dataclasses import dataclass
 from enum import Enum
 from typing import Mapping, Sequence
 
 
 def find_cycle(requires: Mapping[str, Sequence[str]]) -> list[str] | None:
-    """Return one cycle as ``[a, b, …, a]`` if the graph has any, else ``None``."""
-    WHITE, GREY, BLACK = 0, 1, 2
-    colour = {node: WHITE for node in requires}
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        colour[node] = GREY
-        stack.append(node)
-        for dep in requires.get(node, ()):
-            if dep not in colour:
-                continue  # unknown ids are reported separately
-            if colour[dep] == GREY:
-                return stack[stack.index(dep):] + [dep]
-            if colour[dep] == WHITE and (found := visit(dep)):
-                return found
-        stack.pop()
-        colour[node] = BLACK
-        return None
-
-    for node in requires:
-        if colour[node] == WHITE and (found := visit(node)):
-            return found
+    """Return one cycle as ``[a, b, …, a]`` (a requires b …) if the graph has any, else ``None``."""
+    known = {node: [dep for dep in deps if dep in requires] for node, deps in requires.items()}  # unknown ids: reported apart
+    try:
+        graphlib.TopologicalSorter(known).prepare()
+    except graphlib.CycleError as exc:
+        # graphlib lists each node before the one that depends on it; read it the way `requires` points
+        return list(reversed(exc.args[1]))
     return None
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from tutor.course.errors import LessonError, LessonFileError
 from tutor.course.graph import find_cycle
-from tutor.course.schema import FORMAT_VERSION, ID_RULE, Module, _Reader, is_safe_id, parse_module
+from tutor.course.reader import Reader
+from tutor.course.schema import READABLE_VERSIONS, Module, parse_module
 from tutor.course.yaml_source import MarkedDict, load_yaml
 
 COURSE_FILE = "course.yaml"
@@ -100,14 +101,14 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
         course.errors = exc.errors
         return course
 
-    reader = _Reader(course_name)
+    reader = Reader(course_name)
     top = reader.mapping(data, "", (1, 1), _COURSE_KEYS, set())
     if top is None:
         course.errors = reader.errors
         return course
-    if top.get("format_version") != FORMAT_VERSION and "format_version" in top:
+    if top.get("format_version") not in READABLE_VERSIONS and "format_version" in top:
         reader.error(reader.key_mark(top, "format_version"), "format_version",
-                     f"this tutor reads format_version {FORMAT_VERSION}")
+                     f"this tutor reads format_version {' or '.join(map(str, READABLE_VERSIONS))}")
     course.title = reader.text(top, "title", "")
 
     parts = reader.sequence(top, "parts", "")

@@ -1,0 +1,108 @@
+"""The lesson schema, declared once: every key of a module and of a drill of each kind.
+
+``parse.py`` derives from this table which keys a drill may have (unknown ones are
+errors at their position), which it must have, and since which ``format_version``
+a key exists; ``lessons/README.md`` documents the same keys. How a value is read
+is named by ``read`` (see ``parse.READERS``).
+
+Format 1 has no ``kind:``: a drill with a ``starter`` is a lab, one with a
+``solution`` is a repair, anything else a prediction. Format 2 says ``kind:``
+(``prediction`` when absent), and adds module ``setup`` and the lab extensions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tutor.course.schema import DrillKind
+
+PREDICTION, REPAIR, LAB = DrillKind.PREDICTION, DrillKind.REPAIR, DrillKind.LAB
+ALL = frozenset(DrillKind)
+PREDICTS = frozenset({PREDICTION, REPAIR})  # the drills where the learner predicts before running
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    key: str
+    read: str  # a reader in parse.READERS
+    required: frozenset[DrillKind] = frozenset()
+    allowed: frozenset[DrillKind] = ALL
+    since: int = 1  # the first format_version that has this key
+
+
+def _f(key: str, read: str, required=(), allowed=ALL, since: int = 1) -> FieldSpec:
+    return FieldSpec(key, read, frozenset(required), frozenset(allowed), since)
+
+
+DRILL_FIELDS: tuple[FieldSpec, ...] = (
+    _f("id", "id", required=ALL),
+    _f("kind", "kind", since=2),
+    _f("title", "optional_text"),
+    _f("tags", "texts"),
+    _f("prompt", "text", required=ALL),
+    _f("setup", "code"),
+    _f("code", "code", required=PREDICTS, allowed=PREDICTS),
+    _f("starter", "code", required={LAB}, allowed={LAB}),
+    _f("ask", "asks", required=PREDICTS, allowed=PREDICTS),
+    _f("check", "code", required={REPAIR}),
+    _f("solution", "code", required={REPAIR, LAB}, allowed={REPAIR, LAB}),
+    _f("probe", "code", allowed={REPAIR, LAB}),
+    _f("explanation", "text", required=ALL),
+    _f("hints", "hints", required=ALL),
+    _f("wrong_answers", "wrong_answers", required=PREDICTS, allowed=PREDICTS),
+    _f("timeout", "seconds"),
+    _f("timeout_reason", "optional_text"),
+    _f("gpu_note", "optional_text"),
+    _f("needs", "needs"),
+    # labs, format 2 (lab_fields.py reads them)
+    _f("tests", "tests", allowed={LAB}, since=2),
+    _f("rules", "rules", allowed={LAB}, since=2),
+    _f("wrong_submissions", "wrong_submissions", allowed={LAB}, since=2),
+    _f("files", "files", allowed={LAB}, since=2),
+    _f("uses", "uses", allowed={LAB}, since=2),
+    _f("show_tests", "flag", allowed={LAB}, since=2),
+)
+DRILL_KEYS = {spec.key: spec for spec in DRILL_FIELDS}
+
+MODULE_REQUIRED = {"format_version", "module", "drills"}
+MODULE_OPTIONAL = {1: {"intro", "self_check"}, 2: {"intro", "self_check", "setup"}}
+
+ASK_REQUIRED, ASK_OPTIONAL = {"kind"}, {"expr", "id", "question", "options", "tolerance"}
+WRONG_REQUIRED, WRONG_OPTIONAL = {"answer", "misconception"}, {"expr", "ask"}
+SELF_CHECK_REQUIRED, SELF_CHECK_OPTIONAL = {"id", "question", "answer"}, {"options", "correct"}
+TEST_REQUIRED, TEST_OPTIONAL = {"name", "check"}, {"probe", "hints"}
+RULE_KEYS = {"allow_names", "allow_attributes", "allow_calls", "no_loops", "no_comprehensions", "no_imports",
+             "max_lines", "max_columns"}
+WRONG_SUBMISSION_REQUIRED, WRONG_SUBMISSION_OPTIONAL = {"code", "test", "misconception"}, {"files"}
+FILE_REQUIRED = {"name", "starter", "solution"}
+USE_REQUIRED = {"lab", "as"}
+
+
+def infer_kind_v1(data) -> DrillKind:
+    """Format 1's rule: the fields present say what the drill is."""
+    if "starter" in data:
+        return LAB
+    if "solution" in data:
+        return REPAIR
+    return PREDICTION
+
+
+def keys_for(kind: DrillKind, version: int) -> tuple[set[str], set[str]]:
+    """(required, optional) keys of a drill of ``kind`` in ``version``."""
+    required = {s.key for s in DRILL_FIELDS if kind in s.required and s.since <= version}
+    optional = {s.key for s in DRILL_FIELDS if kind in s.allowed and s.since <= version} - required
+    return required, optional
+
+
+def misplaced(key: str, kind: DrillKind, version: int, explicit_kind: bool) -> str | None:
+    """Why ``key`` does not belong in this drill, said in the author's terms (None: it is simply unknown)."""
+    spec = DRILL_KEYS.get(key)
+    if spec is None:
+        return None
+    if spec.since > version:
+        return f"`{key}` needs format_version: {spec.since} at the top of the file"
+    if kind not in spec.allowed:
+        kinds = " or ".join(sorted(k.value for k in spec.allowed))
+        hint = "" if explicit_kind or version == 1 else f" (this drill has no `kind:`, so it is a prediction)"
+        return f"`{key}` goes with kind: {kinds}, not {kind.value}{hint}"
+    return None

@@ -1,0 +1,181 @@
+"""Reading a lab's format-2 keys: named tests, source rules, wrong submissions, extra files, chained stages.
+
+See lessons/README.md ("Labs") for what each means to an author; the sandbox side
+(running the tests, checking the rules on the learner's syntax tree) is
+``tutor/sandbox/labkit.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tutor.course import fields
+from tutor.course.reader import Reader, join
+from tutor.course.schema import (MODULE_NAME, RULES_TEST, LabFile, LabTest, SourceRules, StageUse, WrongSubmission,
+                                 is_safe_id)
+from tutor.course.yaml_source import MarkedDict
+
+CHECK_TEST = "check"  # a lab graded by one `check:` block reports it as a single test of this name
+MAX_TESTS = 64
+
+
+def _tests(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[LabTest, ...]:
+    items = reader.sequence(data, key, path)
+    if key in data and not items:
+        reader.error(reader.key_mark(data, key), join(path, key), "list at least one test")
+    if len(items) > MAX_TESTS:
+        reader.error(reader.key_mark(data, key), join(path, key), f"at most {MAX_TESTS} tests per lab")
+    out: list[LabTest] = []
+    for i, item in enumerate(items):
+        where = f"{join(path, key)}[{i}]"
+        test = reader.mapping(item, where, items.item_marks[i], fields.TEST_REQUIRED, fields.TEST_OPTIONAL)
+        if test is None:
+            continue
+        name = reader.identifier(test, "name", where)
+        if name in (RULES_TEST, CHECK_TEST):
+            reader.error(reader.key_mark(test, "name"), join(where, "name"), f"{name!r} is reserved; choose another")
+        elif name and any(t.name == name for t in out):
+            reader.error(reader.key_mark(test, "name"), join(where, "name"), f"two tests are named {name!r}")
+        check = reader.code(test, "check", where)
+        if "check" in test and not check.strip():
+            reader.error(reader.key_mark(test, "check"), join(where, "check"), "must not be empty")
+        out.append(LabTest(name=name, check=check, probe=reader.code(test, "probe", where),
+                           hints=reader.text_list(test, "hints", where), line=items.item_marks[i][0]))
+    return tuple(out)
+
+
+def _rules(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> SourceRules | None:
+    where = join(path, key)
+    rules = reader.mapping(data[key], where, reader.key_mark(data, key), set(), fields.RULE_KEYS)
+    if rules is None:
+        return None
+    names = {k: (reader.text_list(rules, k, where) if k in rules else None)
+             for k in ("allow_names", "allow_attributes", "allow_calls")}
+    flags = {}
+    for flag in ("no_loops", "no_comprehensions", "no_imports"):
+        raw = rules.get(flag, False)
+        if not isinstance(raw, bool):
+            reader.error(reader.key_mark(rules, flag), join(where, flag), "expected true or false")
+        flags[flag] = raw is True
+    limits = {}
+    for limit in ("max_lines", "max_columns"):
+        raw = rules.get(limit)
+        if raw is not None and (isinstance(raw, bool) or not isinstance(raw, int) or not 0 < raw <= 10_000):
+            reader.error(reader.key_mark(rules, limit), join(where, limit), "expected a whole number from 1 to 10000")
+            raw = None
+        limits[limit] = raw
+    if not rules:
+        reader.error(reader.key_mark(data, key), where, f"name at least one rule ({', '.join(sorted(fields.RULE_KEYS))})")
+    return SourceRules(**names, **flags, **limits)
+
+
+def _wrong_submissions(reader: Reader, data: MarkedDict, key: str, path: str, values: dict):
+    items = reader.sequence(data, key, path)
+    if key in data and not items:
+        reader.error(reader.key_mark(data, key), join(path, key), "list at least one wrong submission")
+    out: list[WrongSubmission] = []
+    for i, item in enumerate(items):
+        where = f"{join(path, key)}[{i}]"
+        w = reader.mapping(item, where, items.item_marks[i], fields.WRONG_SUBMISSION_REQUIRED,
+                           fields.WRONG_SUBMISSION_OPTIONAL)
+        if w is None:
+            continue
+        code = reader.code(w, "code", where)
+        files = _file_codes(reader, w, where)
+        out.append(WrongSubmission(code=code, test=reader.text(w, "test", where),
+                                   misconception=reader.text(w, "misconception", where), files=files))
+        values.setdefault("_test_marks", []).append((reader.key_mark(w, "test"), join(where, "test")))
+    return tuple(out)
+
+
+def _file_codes(reader: Reader, w: MarkedDict, where: str) -> tuple[tuple[str, str], ...]:
+    if "files" not in w:
+        return ()
+    files = w["files"]
+    if not isinstance(files, MarkedDict):
+        reader.error(reader.key_mark(w, "files"), join(where, "files"), "expected a mapping of file name to code")
+        return ()
+    out = []
+    for name in files:
+        out.append((name, reader.code(files, name, join(where, "files"))))
+    return tuple(out)
+
+
+def _module_name(reader: Reader, data: MarkedDict, key: str, where: str) -> str:
+    name = reader.text(data, key, where)
+    if name and not MODULE_NAME.fullmatch(name):
+        reader.error(reader.key_mark(data, key), join(where, key),
+                     f"{name[:60]!r} is not a Python module name (letters, digits and _, not starting with a digit)")
+        return ""
+    return name
+
+
+def _files(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[LabFile, ...]:
+    items = reader.sequence(data, key, path)
+    out: list[LabFile] = []
+    for i, item in enumerate(items):
+        where = f"{join(path, key)}[{i}]"
+        f = reader.mapping(item, where, items.item_marks[i], fields.FILE_REQUIRED, set())
+        if f is None:
+            continue
+        name = _module_name(reader, f, "name", where)
+        if name and any(x.name == name for x in out):
+            reader.error(reader.key_mark(f, "name"), join(where, "name"), f"two files are named {name!r}")
+        out.append(LabFile(name=name, starter=reader.code(f, "starter", where),
+                           solution=reader.code(f, "solution", where)))
+    return tuple(out)
+
+
+def _uses(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[StageUse, ...]:
+    items = reader.sequence(data, key, path)
+    out: list[StageUse] = []
+    for i, item in enumerate(items):
+        where = f"{join(path, key)}[{i}]"
+        u = reader.mapping(item, where, items.item_marks[i], fields.USE_REQUIRED, set())
+        if u is None:
+            continue
+        lab = reader.text(u, "lab", where)
+        parts = lab.split("/")
+        if lab and (len(parts) > 2 or not all(is_safe_id(p) for p in parts)):
+            reader.error(reader.key_mark(u, "lab"), join(where, "lab"),
+                         f"{lab[:80]!r}: name an earlier lab as <module>/<drill id>, or <drill id> in this module")
+            continue
+        out.append(StageUse(lab=lab, name=_module_name(reader, u, "as", where)))
+    return tuple(out)
+
+
+def _flag(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> bool:
+    raw = data[key]
+    if not isinstance(raw, bool):
+        reader.error(reader.key_mark(data, key), join(path, key), "expected true or false")
+        return False
+    return raw
+
+
+READERS = {"tests": _tests, "rules": _rules, "wrong_submissions": _wrong_submissions, "files": _files,
+           "uses": _uses, "flag": _flag}
+
+
+def lab_rules(reader: Reader, data: MarkedDict, path: str, values: dict[str, Any]) -> None:
+    """A lab is graded by `check:` or `tests:`; a wrong submission names a test that exists."""
+    tests: tuple[LabTest, ...] = values.get("tests", ())
+    if not values.get("check", "").strip() and not tests:
+        reader.error(data.mark, join(path, "tests" if "tests" in data else "check"),
+                     "a lab needs `tests:` (or, in format 1, a `check:`) that the solution passes and the starter fails")
+    names = {t.name for t in tests}
+    if values.get("check", "").strip():
+        names.add(CHECK_TEST)
+    if values.get("rules") is not None:
+        names.add(RULES_TEST)
+    for wrong, (mark, where) in zip(values.get("wrong_submissions", ()), values.get("_test_marks", ())):
+        if wrong.test and wrong.test not in names:
+            reader.error(mark, where, f"no test named {wrong.test!r} (this lab's: {', '.join(sorted(names))})")
+    lab_files = {f.name for f in values.get("files", ())}
+    for wrong in values.get("wrong_submissions", ()):
+        for name, _code in wrong.files:
+            if name not in lab_files:
+                reader.error(data.mark, join(path, "wrong_submissions"),
+                             f"a wrong submission replaces {name!r}, which is not one of the lab's `files:`")
+    taken = lab_files | {u.name for u in values.get("uses", ())}
+    if len(taken) < len(values.get("files", ())) + len(values.get("uses", ())):
+        reader.error(data.mark, path, "a lab's `files:` and `uses:` must have different module names")

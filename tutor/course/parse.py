@@ -1,0 +1,321 @@
+"""Reading a module file's marked YAML tree into the schema's types (``schema.py``).
+
+Validation collects every problem it finds (each with file:line:column and the
+field's dotted path) rather than stopping at the first, so an author fixes a
+file in one pass. Unknown keys are errors: a typo such as ``hint:`` for
+``hints:`` must not silently drop content. Which keys exist is declared once,
+in ``fields.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from tutor.course import fields, lab_fields
+from tutor.course.errors import LessonError
+from tutor.course.reader import Reader, join, type_name
+from tutor.course.schema import (DEFAULT_TIMEOUT, ERROR_ASK_KEY, MAX_TIMEOUT, READABLE_VERSIONS, SANDBOX_NEEDS, Ask,
+                                 Drill, DrillKind, Module, SelfCheck, WrongAnswer, file_stem)
+from tutor.course.yaml_source import Mark, MarkedDict
+from tutor.judge.kinds import KINDS
+
+
+def parse_module(data: Any, filename: str) -> tuple[Module | None, list[LessonError]]:
+    """Turn a loaded YAML tree into a :class:`Module`, or return the errors found."""
+    reader = Reader(filename)
+    if not isinstance(data, MarkedDict):
+        reader.error((1, 1), "", f"expected a mapping, got {type_name(data)}")
+        return None, reader.errors
+    version = data.get("format_version")
+    if "format_version" in data and version not in READABLE_VERSIONS:
+        reader.error(reader.key_mark(data, "format_version"), "format_version",
+                     f"this tutor reads format_version {' or '.join(map(str, READABLE_VERSIONS))}, the file says "
+                     f"{version!r}; update pytorch-tutor or migrate the file")
+    version = version if version in READABLE_VERSIONS else 1
+    root = reader.mapping(data, "", (1, 1), fields.MODULE_REQUIRED, fields.MODULE_OPTIONAL[version])
+    assert root is not None
+    module_id = reader.identifier(root, "module", "")
+    intro = reader.text(root, "intro", "", default="")
+    shared_setup = reader.code(root, "setup", "")
+
+    drills: list[Drill] = []
+    drill_items = reader.sequence(root, "drills", "")
+    if "drills" in root and not drill_items:
+        reader.error(reader.key_mark(root, "drills"), "drills", "a module needs at least one drill")
+    seen: dict[str, tuple[str, int]] = {}  # file_stem(id) -> (id, line): ids may not collide as file names
+    for i, item in enumerate(drill_items):
+        drill = parse_drill(reader, item, f"drills[{i}]", drill_items.item_marks[i], version, shared_setup)
+        if drill is None:
+            continue
+        stem = file_stem(drill.id)
+        if stem in seen:
+            first_id, first_line = seen[stem]
+            same = "duplicate drill id" if first_id == drill.id else f"drill id {drill.id!r} names the same file as"
+            reader.error(drill_items.item_marks[i], f"drills[{i}].id",
+                         f"{same} {first_id!r} (first at line {first_line})")
+        seen.setdefault(stem, (drill.id, drill.line))
+        drills.append(drill)
+
+    self_checks: list[SelfCheck] = []
+    check_items = reader.sequence(root, "self_check", "")
+    seen_checks: set[str] = set()
+    for i, item in enumerate(check_items):
+        check = _parse_self_check(reader, item, f"self_check[{i}]", check_items.item_marks[i])
+        if check is None:
+            continue
+        if check.id in seen_checks:
+            reader.error(check_items.item_marks[i], f"self_check[{i}].id", f"duplicate self-check id {check.id!r}")
+        seen_checks.add(check.id)
+        self_checks.append(check)
+
+    if reader.errors:
+        return None, reader.errors
+    return Module(module_id, filename, intro, tuple(drills), tuple(self_checks), version, shared_setup), []
+
+
+def _drill_kind(reader: Reader, data: MarkedDict, path: str, version: int) -> DrillKind | None:
+    if version == 1 or "kind" not in data:
+        return fields.infer_kind_v1(data) if version == 1 else DrillKind.PREDICTION
+    raw = data["kind"]
+    try:
+        return DrillKind(raw)
+    except ValueError:
+        reader.error(reader.key_mark(data, "kind"), join(path, "kind"),
+                     f"unknown drill kind {str(raw)[:40]!r} (known: {', '.join(k.value for k in DrillKind)})")
+        return None
+
+
+def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, shared_setup: str = "") -> Drill | None:
+    if not isinstance(item, MarkedDict):
+        reader.error(mark, path, f"expected a mapping, got {type_name(item)}")
+        return None
+    before = len(reader.errors)
+    kind = _drill_kind(reader, item, path, version)
+    if kind is None:
+        return None
+    required, optional = fields.keys_for(kind, version)
+    for key in item:
+        if key in required or key in optional:
+            continue
+        why = fields.misplaced(key, kind, version, "kind" in item)
+        if why is None:
+            why = f"unknown key (allowed: {', '.join(sorted(required | optional))})"
+        reader.error(item.key_marks[key], join(path, key), why)
+    for key in sorted(required - set(item)):
+        reader.error(item.mark, join(path, key), "required key is missing")
+    if len(reader.errors) > before:
+        return None
+
+    values: dict[str, Any] = {}
+    for spec in fields.DRILL_FIELDS:
+        if spec.key in item:
+            values[spec.key] = READERS[spec.read](reader, item, spec.key, path, values)
+    _cross_field_rules(reader, item, path, kind, values)
+    if len(reader.errors) > before:
+        return None
+    drill_id = values["id"]
+    return Drill(
+        id=drill_id,
+        title=values.get("title") or drill_id.replace("-", " "),
+        prompt=values["prompt"],
+        code=values.get("code") or values.get("starter", ""),
+        asks=values.get("ask", ()),
+        explanation=values["explanation"],
+        hints=values["hints"],
+        wrong_answers=values.get("wrong_answers", ()),
+        setup=values.get("setup", ""),
+        check=values.get("check", ""),
+        solution=values.get("solution", ""),
+        timeout=values.get("timeout") or DEFAULT_TIMEOUT,
+        timeout_reason=values.get("timeout_reason", ""),
+        tags=values.get("tags", ()),
+        gpu_note=values.get("gpu_note", ""),
+        starter=values.get("starter", ""),
+        needs=values.get("needs", ()),
+        probe=values.get("probe", ""),
+        line=mark[0],
+        kind=kind,
+        module_setup=shared_setup,
+        tests=values.get("tests", ()),
+        rules=values.get("rules"),
+        wrong_submissions=values.get("wrong_submissions", ()),
+        files=values.get("files", ()),
+        uses=values.get("uses", ()),
+        show_tests=values.get("show_tests", False),
+    )
+
+
+def _cross_field_rules(reader: Reader, data: MarkedDict, path: str, kind: DrillKind, values: dict) -> None:
+    """What one key alone cannot say: non-empty code, a reason for a long limit, a lab's tests."""
+    for key in ("code", "starter", "solution"):
+        if key in data and not values.get(key, "").strip():
+            reader.error(reader.key_mark(data, key), join(path, key), "must not be empty")
+    if "ask" in data and not values.get("ask") and not _errors_at(reader, join(path, "ask")):
+        reader.error(reader.key_mark(data, "ask"), join(path, "ask"), "a drill asks for at least one prediction")
+    timeout = values.get("timeout") or DEFAULT_TIMEOUT
+    if timeout > DEFAULT_TIMEOUT and not values.get("timeout_reason", "").strip():
+        reader.error(reader.key_mark(data, "timeout"), join(path, "timeout"),
+                     f"a limit above {DEFAULT_TIMEOUT:g} s needs a `timeout_reason`")
+    if kind is DrillKind.REPAIR and not values.get("check", "").strip():
+        reader.error(reader.key_mark(data, "solution"), join(path, "solution"),
+                     "a repair drill needs a `check` that the solution passes and the code fails")
+    if kind is DrillKind.LAB:
+        lab_fields.lab_rules(reader, data, path, values)
+
+
+def _errors_at(reader: Reader, field_path: str) -> bool:
+    return any(e.field.startswith(field_path) for e in reader.errors)
+
+
+# ---------------------------------------------------------------- value readers (named in fields.py)
+
+def _kind_value(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> str:
+    return str(data[key])  # already read by _drill_kind
+
+
+def _seconds(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> float | None:
+    return reader.number(data, key, path, 0, MAX_TIMEOUT, f"seconds between 0 and {MAX_TIMEOUT:g}")
+
+
+def _needs(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[str, ...]:
+    needs = reader.text_list(data, key, path)
+    for need in needs:
+        if need not in SANDBOX_NEEDS:
+            reader.error(reader.key_mark(data, key), join(path, key),
+                         f"unknown need {need!r} (the sandbox can grant: {', '.join(SANDBOX_NEEDS)})")
+    return needs
+
+
+def _hints(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[str, ...]:
+    hints = reader.text_list(data, key, path)
+    if key in data and not hints and not _errors_at(reader, join(path, key)):
+        reader.error(reader.key_mark(data, key), join(path, key), "give at least one hint")
+    return hints
+
+
+def _asks(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[Ask, ...]:
+    asks: list[Ask] = []
+    items = reader.sequence(data, key, path)
+    for i, item in enumerate(items):
+        ask = _parse_ask(reader, item, f"{path}.ask[{i}]", items.item_marks[i])
+        if ask is None:
+            continue
+        if any(a.key == ask.key for a in asks):
+            reader.error(items.item_marks[i], f"{path}.ask[{i}]", f"two asks share the key {ask.key!r}; give one an `id`")
+        asks.append(ask)
+    return tuple(asks)
+
+
+def _wrong_answers(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[WrongAnswer, ...]:
+    items = reader.sequence(data, key, path)
+    if key in data and not items:
+        reader.error(reader.key_mark(data, key), join(path, key), "list at least one plausible wrong answer")
+    asks = list(values.get("ask", ()))
+    wrong = (_parse_wrong(reader, item, f"{path}.wrong_answers[{i}]", items.item_marks[i], asks)
+             for i, item in enumerate(items))
+    return tuple(w for w in wrong if w is not None)
+
+
+def _text_reader(kind: str) -> Callable:
+    def read(reader: Reader, data: MarkedDict, key: str, path: str, values: dict):
+        if kind == "text":
+            return reader.text(data, key, path)
+        if kind == "optional_text":
+            return reader.text(data, key, path, default="")
+        if kind == "id":
+            return reader.identifier(data, key, path)
+        if kind == "code":
+            return reader.code(data, key, path)
+        return reader.text_list(data, key, path)
+
+    return read
+
+
+READERS: dict[str, Callable[[Reader, MarkedDict, str, str, dict], Any]] = {
+    "id": _text_reader("id"), "text": _text_reader("text"), "optional_text": _text_reader("optional_text"),
+    "code": _text_reader("code"), "texts": _text_reader("texts"), "kind": _kind_value, "seconds": _seconds,
+    "needs": _needs, "hints": _hints, "asks": _asks, "wrong_answers": _wrong_answers, **lab_fields.READERS,
+}
+
+
+def _parse_ask(reader: Reader, item: Any, path: str, mark: Mark) -> Ask | None:
+    data = reader.mapping(item, path, mark, fields.ASK_REQUIRED, fields.ASK_OPTIONAL)
+    if data is None:
+        return None
+    before = len(reader.errors)
+    kind = reader.text(data, "kind", path)
+    if kind and kind not in KINDS:
+        reader.error(reader.key_mark(data, "kind"), f"{path}.kind",
+                     f"unknown kind {kind!r} (known: {', '.join(sorted(KINDS))})")
+    expr = reader.code(data, "expr", path, mode="eval").strip() or None
+    if expr is None and kind != "error":
+        reader.error(data.mark, f"{path}.expr", "required unless kind is `error` (the code's own exception)")
+    options = reader.text_list(data, "options", path)
+    if kind == "choice" and len(options) < 2:
+        reader.error(reader.key_mark(data, "options") if "options" in data else data.mark, f"{path}.options",
+                     "a choice needs at least two options")
+    if options and kind != "choice":
+        reader.error(reader.key_mark(data, "options"), f"{path}.options", "options only go with kind `choice`")
+    tolerance = None
+    if "tolerance" in data:
+        raw = data["tolerance"]
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw < 0:
+            reader.error(reader.key_mark(data, "tolerance"), f"{path}.tolerance", "expected a non-negative number")
+        else:
+            tolerance = float(raw)
+    key = reader.text(data, "id", path, default="") or expr or ERROR_ASK_KEY
+    question = reader.text(data, "question", path, default="") or _default_question(kind, expr)
+    if len(reader.errors) > before:
+        return None
+    return Ask(key=key, expr=expr, kind=kind, question=question, options=options, tolerance=tolerance)
+
+
+def _default_question(kind: str, expr: str | None) -> str:
+    if kind == "error":
+        return f"What does `{expr}` raise?" if expr else "Which exception does the code raise (or `no error`)?"
+    return f"`{expr}` = ?"
+
+
+def _parse_wrong(reader: Reader, item: Any, path: str, mark: Mark, asks: list[Ask]) -> WrongAnswer | None:
+    data = reader.mapping(item, path, mark, fields.WRONG_REQUIRED, fields.WRONG_OPTIONAL)
+    if data is None:
+        return None
+    ref = reader.text(data, "ask", path, default="") or reader.text(data, "expr", path, default="")
+    ref = ref.strip()
+    if not ref:
+        if len(asks) != 1:
+            reader.error(data.mark, path, "say which prediction this answers (`expr:` or `ask:`) "
+                         "when a drill has several")
+            return None
+        ref = asks[0].key
+    if asks and not any(a.key == ref for a in asks):
+        reader.error(data.mark, path, f"no ask with key {ref!r} (asks: {', '.join(a.key for a in asks)})")
+        return None
+    return WrongAnswer(ask=ref, answer=reader.text(data, "answer", path),
+                       misconception=reader.text(data, "misconception", path))
+
+
+def _parse_self_check(reader: Reader, item: Any, path: str, mark: Mark) -> SelfCheck | None:
+    data = reader.mapping(item, path, mark, fields.SELF_CHECK_REQUIRED, fields.SELF_CHECK_OPTIONAL)
+    if data is None:
+        return None
+    before = len(reader.errors)
+    options = reader.text_list(data, "options", path)
+    correct = None
+    if options:
+        raw = data.get("correct")
+        if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw < len(options):
+            reader.error(reader.key_mark(data, "correct") if "correct" in data else data.mark, f"{path}.correct",
+                         f"multiple choice needs `correct`: the 0-based index of the right option (0..{len(options) - 1})")
+        else:
+            correct = raw
+    elif "correct" in data:
+        reader.error(reader.key_mark(data, "correct"), f"{path}.correct", "`correct` only goes with `options`")
+    check = SelfCheck(
+        id=reader.identifier(data, "id", path),
+        question=reader.text(data, "question", path),
+        answer=reader.text(data, "answer", path),
+        options=options,
+        correct=correct,
+    )
+    return None if len(reader.errors) > before else check
