@@ -61,6 +61,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["export", "import"])
     p.add_argument("file", type=Path)
 
+    p = sub.add_parser("serve-ui", help="serve the tutor to browsers (one tutor process and sandbox per tab)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s, loopback)")
+    p.add_argument("--port", type=int, default=8000, help="port (default: %(default)s; 0 picks a free one)")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="allow a --host that is not loopback: anyone who reaches the port can run the tutor")
+
     p = sub.add_parser("capstone", help="build, train and evaluate the capstone GPT (see --help)",
                        add_help=False)
     p.add_argument("args", nargs=argparse.REMAINDER)
@@ -116,6 +122,17 @@ def main(argv: list[str] | None = None) -> int:
             from tutor import profile_commands
 
             return profile_commands.main(args, sys.stdout)
+        if args.command == "serve-ui":
+            from tutor.web.serve import ServeError, ServeOptions, serve
+
+            options = ServeOptions(host=args.host, port=args.port, allow_remote=args.allow_remote,
+                                   profile=args.profile, lessons=args.lessons, trust_lessons=args.trust_lessons,
+                                   allow_grants=args.allow_grants)
+            try:
+                return serve(options)
+            except ServeError as exc:
+                print(f"pytorch-tutor: {exc}", file=sys.stderr)
+                return 2
         if args.command == "capstone":
             from capstone.cli import main as capstone_main
 

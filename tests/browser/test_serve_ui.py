@@ -1,0 +1,98 @@
+"""The tutor in a real browser: serve-ui, headless Chromium, one drill played through xterm.js."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from tests.browser.cdp import Page
+from tests.browser.conftest import ARTIFACTS
+
+pytestmark = pytest.mark.slow
+
+# xterm.js draws on a canvas, so the page's DOM has no text. The terminal object is local to
+# textual.js; this hook, installed before any page script, catches it as textual.js assigns
+# `this.terminal = new Terminal(…)`, so the test can read the screen from xterm's own buffer.
+CATCH_TERMINAL = """
+window.__terminals = [];
+Object.defineProperty(Object.prototype, "terminal", {
+  configurable: true,
+  set(value) {
+    Object.defineProperty(this, "terminal", {value, writable: true, configurable: true, enumerable: true});
+    if (value && value.buffer) window.__terminals.push(value);
+  },
+});
+"""
+SCREEN_TEXT = """(() => {
+  const t = window.__terminals[0];
+  if (!t) return "";
+  const b = t.buffer.active, lines = [];
+  for (let y = 0; y < t.rows; y++) {
+    const line = b.getLine(b.viewportY + y);
+    lines.push(line ? line.translateToString(true) : "");
+  }
+  return lines.join("\\n");
+})()"""
+
+
+async def screen_when(page: Page, *wanted: str, timeout: float = 60.0) -> str:
+    """The terminal's text once every string in ``wanted`` is on it (a condition, polled)."""
+    deadline = time.monotonic() + timeout
+    text = ""
+    while time.monotonic() < deadline:
+        text = await page.evaluate(SCREEN_TEXT)
+        if all(w in text for w in wanted):
+            return text
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"never saw {wanted!r}; the screen was:\n{text}")
+
+
+async def screen_settled(page: Page, still_reads: int = 5, timeout: float = 30.0) -> str:
+    """The terminal's text once it stops changing (the result panel scrolls into view after a run;
+    keys typed during that scroll were seen lost, so the test waits as a reading learner does)."""
+    deadline = time.monotonic() + timeout
+    previous, same = None, 0
+    while time.monotonic() < deadline and same < still_reads:
+        text = await page.evaluate(SCREEN_TEXT)
+        same = same + 1 if text == previous else 0
+        previous = text
+        await asyncio.sleep(0.1)
+    return previous or ""
+
+
+async def type_answer(page: Page, answer: str) -> None:
+    await page.type_text(answer)
+    await page.press("Enter", 13, "\r")
+
+
+async def test_a_learner_plays_a_drill_in_chromium(serve_ui, chromium, mini_course_dir):
+    server = serve_ui("--lessons", str(mini_course_dir), "--trust-lessons")
+    assert "Listening on loopback only" in "".join(server.output)
+    page = await Page.open(chromium.devtools_port())
+    try:
+        await page.send("Page.addScriptToEvaluateOnNewDocument", source=CATCH_TERMINAL)
+        await page.navigate(server.url)
+        await screen_when(page, "First steps", "Second steps")  # the module map
+        await page.evaluate("window.__terminals[0].focus()")
+
+        await page.press("Enter", 13, "\r")
+        await screen_when(page, "y.stride()")  # the drill's question
+
+        await type_answer(page, "(3, 1)")
+        text = await screen_when(page, "Not yet")
+        assert "stride, dim 0: you said 3, observed 1" in text
+        assert "a transpose copies the data" in text
+        await screen_settled(page)
+
+        for _ in "(3, 1)":
+            await page.press("Backspace", 8)
+        await type_answer(page, "(1, 3)")
+        await screen_when(page, "Verified")
+
+        shot = await page.screenshot(ARTIFACTS / "serve_ui_drill.png")
+        print(f"screenshot: {shot}")
+        assert shot.stat().st_size > 10_000
+    finally:
+        await page.close()

@@ -1,0 +1,1 @@
+"""The tutor in a browser (textual-serve); no Textual and no torch in this process."""
