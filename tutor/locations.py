@@ -28,6 +28,12 @@ def data_dir() -> Path:
     return path
 
 
+def cache_dir() -> Path:
+    """Where derived data lives (the parsed-course cache): safe to delete at any time."""
+    override = os.environ.get(HOME_ENV)
+    return Path(override).expanduser() / "cache" if override else platformdirs.user_cache_path(APP_NAME)
+
+
 def valid_profile_name(name: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name))
 

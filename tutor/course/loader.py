@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tutor.course import cache as parse_cache
 from tutor.course.errors import LessonError, LessonFileError
 from tutor.course.graph import find_cycle
 from tutor.course.reader import Reader
@@ -64,23 +65,41 @@ class Course:
         return [s.module for s in self.slots if s.module is not None]
 
 
-def _read_text(path: Path, shown: str) -> str:
+def _read_bytes(path: Path, shown: str) -> bytes:
     try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise LessonFileError([LessonError(shown, 1, 1, "", f"not valid UTF-8 (byte {exc.start})")]) from None
+        return path.read_bytes()
     except OSError as exc:
         raise LessonFileError([LessonError(shown, 1, 1, "", f"cannot read: {exc.strerror}")]) from None
 
 
+def _decode(content: bytes, shown: str) -> str:
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LessonFileError([LessonError(shown, 1, 1, "", f"not valid UTF-8 (byte {exc.start})")]) from None
+
+
+def _read_text(path: Path, shown: str) -> str:
+    return _decode(_read_bytes(path, shown), shown)
+
+
 def load_module_file(path: Path, shown: str | None = None) -> tuple[Module | None, list[LessonError]]:
-    """Load and validate one module file on its own."""
+    """Load and validate one module file on its own (from the parsed-module cache when it has this content)."""
     shown = shown or str(path)
     try:
-        data = load_yaml(_read_text(path, shown), shown)
+        content = _read_bytes(path, shown)
     except LessonFileError as exc:
         return None, exc.errors
-    return parse_module(data, shown)
+    key = parse_cache.entry_key(content, shown)
+    cached = parse_cache.lookup(key)
+    if cached is not None:
+        return cached
+    try:
+        module, errors = parse_module(load_yaml(_decode(content, shown), shown), shown)
+    except LessonFileError as exc:
+        module, errors = None, exc.errors
+    parse_cache.store(key, module, errors)
+    return module, errors
 
 
 _COURSE_KEYS = {"format_version", "title", "parts", "modules"}

@@ -1,0 +1,129 @@
+"""The parsed-module cache: same course as a fresh parse, keyed by content, never trusted when damaged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tutor.course import cache as parse_cache
+from tutor.course import loader
+from tutor.course.loader import load_course, load_module_file
+from tutor.locations import builtin_course_dir, cache_dir
+
+BROKEN = 'format_version: 1\nmodule: "01"\ndrills:\n  - id: d1\n    prompt: p\n    colde: x = 1\n'
+
+
+def entries() -> list[Path]:
+    return sorted((cache_dir() / "parsed-modules").glob("*.json"))
+
+
+def forbid_parsing(monkeypatch) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError("parsed again although the cache holds this file")
+
+    monkeypatch.setattr(loader, "parse_module", refuse)
+
+
+def test_the_cached_course_equals_a_fresh_parse(monkeypatch):
+    fresh = load_course(builtin_course_dir())
+    assert len(entries()) == len(fresh.modules()) >= 38
+    forbid_parsing(monkeypatch)
+    cached = load_course(builtin_course_dir())
+    assert cached.modules() == fresh.modules()
+    assert [type(d) for m in cached.modules() for d in m.drills] == [type(d) for m in fresh.modules() for d in m.drills]
+    assert cached.all_errors() == fresh.all_errors() == []
+
+
+def test_errors_are_cached_with_their_positions(tmp_path, monkeypatch):
+    path = tmp_path / "m.yaml"
+    path.write_text(BROKEN)
+    module, errors = load_module_file(path)
+    assert module is None and errors
+    forbid_parsing(monkeypatch)
+    assert load_module_file(path) == (None, errors)
+    assert (errors[0].line, errors[0].column) != (1, 1)
+
+
+def test_an_edited_file_is_parsed_again(tmp_path, monkeypatch):
+    path = tmp_path / "m.yaml"
+    path.write_text(BROKEN)
+    load_module_file(path)
+    path.write_text(BROKEN.replace("colde", "code"))
+    parsed = []
+    real = loader.parse_module
+    monkeypatch.setattr(loader, "parse_module", lambda *a: parsed.append(a) or real(*a))
+    load_module_file(path)
+    assert len(parsed) == 1
+
+
+def test_the_name_shown_in_errors_is_part_of_the_key(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text(BROKEN)
+    _, as_a = load_module_file(path, "a.yaml")
+    _, as_b = load_module_file(path, "b.yaml")
+    assert {e.file for e in as_a} == {"a.yaml"} and {e.file for e in as_b} == {"b.yaml"}
+
+
+def damage_truncate(raw: bytes) -> bytes:
+    return raw[: len(raw) // 2]
+
+
+def damage_flip(raw: bytes) -> bytes:  # still valid JSON, a different value: the checksum notices
+    header, _, payload = raw.partition(b"\n")
+    return header + b"\n" + payload.replace(b"shape", b"shapf", 1)
+
+
+def damage_foreign_class(raw: bytes) -> bytes:  # a consistent entry naming a class outside the course
+    payload = json.dumps([{"@": "subprocess.Popen", "f": {"args": ["true"]}}, []]).encode()
+    header, _, _ = raw.partition(b"\n")
+    key = json.loads(header)["key"]
+    import hashlib
+
+    return json.dumps({"key": key, "sha256": hashlib.sha256(payload).hexdigest()}).encode() + b"\n" + payload
+
+
+def damage_garbage(raw: bytes) -> bytes:
+    return b"\x00\xff not a cache entry"
+
+
+@pytest.mark.parametrize("damage", [damage_truncate, damage_flip, damage_foreign_class, damage_garbage])
+def test_a_damaged_entry_is_ignored_and_rebuilt(tmp_path, damage, monkeypatch):
+    path = tmp_path / "m.yaml"
+    path.write_text((builtin_course_dir() / "01_eager_mental_model.yaml").read_text())
+    expected = load_module_file(path)
+    (entry,) = entries()
+    entry.write_bytes(damage(entry.read_bytes()))
+    parsed = []
+    real = loader.parse_module
+    monkeypatch.setattr(loader, "parse_module", lambda *a: parsed.append(a) or real(*a))
+    assert load_module_file(path) == expected
+    assert len(parsed) == 1
+    assert parse_cache.lookup(entry.stem) == expected  # rewritten whole
+
+
+def test_the_codec_names_only_the_course_classes():
+    with pytest.raises(KeyError):
+        parse_cache.decode(json.dumps({"@": "builtins.eval", "f": {}}))
+    with pytest.raises(TypeError):
+        parse_cache.encode(Path("/etc"))
+
+
+def test_an_unwritable_cache_only_costs_time(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    monkeypatch.setattr("tutor.locations.cache_dir", lambda: blocker)
+    path = tmp_path / "m.yaml"
+    path.write_text(BROKEN)
+    module, errors = load_module_file(path)
+    assert module is None and errors
+
+
+def test_old_entries_are_pruned(tmp_path, monkeypatch):
+    monkeypatch.setattr(parse_cache, "MAX_ENTRIES", 3)
+    for i in range(6):
+        path = tmp_path / f"m{i}.yaml"
+        path.write_text(BROKEN + f"# {i}\n")
+        load_module_file(path)
+    assert len(entries()) == 3

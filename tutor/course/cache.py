@@ -1,0 +1,219 @@
+"""A cache of parsed module files, so that launching the tutor does not re-read 2.7 MB of YAML.
+
+Parsing the built-in course (YAML events, the schema, a syntax check of every snippet) costs
+about 0.4 s of a launch; reading it back from here costs a few milliseconds. An entry is keyed
+by a hash of everything the parse depends on: the file's bytes, the name errors are reported
+under, and the source of the code that parses it (``tutor/course`` and ``tutor/judge``), so an
+edited lesson or an upgraded tutor simply misses and is parsed again.
+
+The cache is data, never code: entries are JSON of plain values, rebuilt into the schema's own
+dataclasses (only those, by name), with a checksum over the payload. Anything unexpected (a
+truncated file, a bit flip, a class that no longer exists, a field that was renamed) makes the
+entry a miss: it is parsed again and rewritten. Nothing is ever required of the cache: when the
+cache directory cannot be written, the tutor just parses every time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tutor.course.errors import LessonError
+
+CACHE_FORMAT = 1
+MAX_ENTRIES = 400  # an author's edits leave old entries behind; past this the oldest go
+PACKAGES = ("tutor.course", "tutor.judge")  # the code a parse depends on, and the only classes an entry may name
+_SUBDIR = "parsed-modules"
+
+_fingerprint: str | None = None
+
+
+def code_fingerprint() -> str:
+    """A hash of the parsing code's source: a changed schema invalidates every entry."""
+    global _fingerprint
+    if _fingerprint is None:
+        digest = hashlib.sha256(f"{CACHE_FORMAT} {sys.version}".encode())
+        here = Path(__file__).resolve().parent
+        for directory in (here, here.parent / "judge"):
+            for source in sorted(directory.glob("*.py")):
+                digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+        _fingerprint = digest.hexdigest()
+    return _fingerprint
+
+
+def entry_key(content: bytes, shown: str) -> str:
+    digest = hashlib.sha256(code_fingerprint().encode())
+    digest.update(shown.encode("utf-8", "surrogatepass") + b"\0")
+    digest.update(content)
+    return digest.hexdigest()
+
+
+def _directory() -> Path | None:
+    from tutor.locations import cache_dir
+
+    try:
+        path = cache_dir() / _SUBDIR
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    except OSError:
+        return None
+
+
+def lookup(key: str):
+    """``(module, errors)`` stored under ``key``, or None for a miss (absent, unreadable or corrupt)."""
+    directory = _directory()
+    if directory is None:
+        return None
+    try:
+        header, _, payload = (directory / f"{key}.json").read_bytes().partition(b"\n")
+        entry = json.loads(header)
+        if entry != {"key": key, "sha256": hashlib.sha256(payload).hexdigest()}:
+            return None
+        module, errors = decode(payload)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None
+    if not isinstance(errors, list) or not all(isinstance(e, LessonError) for e in errors):
+        return None
+    from tutor.course.schema import Module
+
+    if module is not None and not isinstance(module, Module):
+        return None
+    return module, errors
+
+
+def store(key: str, module, errors: list[LessonError]) -> None:
+    """Remember a parse; failing to (a full disk, a read-only home) only costs the next launch time."""
+    directory = _directory()
+    if directory is None:
+        return
+    try:
+        payload = json.dumps(encode([module, list(errors)]), separators=(",", ":")).encode()
+    except (TypeError, ValueError, RecursionError):  # a value this codec does not know: do not cache it
+        return
+    header = json.dumps({"key": key, "sha256": hashlib.sha256(payload).hexdigest()}).encode()
+    temporary = None
+    try:
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")
+        with os.fdopen(handle, "wb") as out:
+            out.write(header + b"\n" + payload)
+        os.replace(temporary, directory / f"{key}.json")
+        temporary = None
+        _prune(directory)
+    except OSError:
+        pass
+    finally:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+
+
+def _prune(directory: Path) -> None:
+    entries = list(directory.glob("*.json"))
+    if len(entries) <= MAX_ENTRIES:
+        return
+    def age(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return 0.0
+    for old in sorted(entries, key=age)[: len(entries) - MAX_ENTRIES]:
+        try:
+            old.unlink()
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------- the codec: plain JSON, known classes only
+#
+# Lists are JSON arrays; a tuple is {"()": [...]}, a dict {"{}": [[key, value], ...]}, one of the
+# schema's dataclasses {"@": "module.Class", "f": {field: value}}, an enum {"#": "module.Class",
+# "v": value}. The markers cannot be field names (those are identifiers), so the JSON reader's
+# object hook rebuilds the tree bottom-up in one pass.
+
+
+def encode(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return {"#": _name(type(value)), "v": value.value}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return {"()": [encode(v) for v in value]}
+    if isinstance(value, dict):
+        return {"{}": [[encode(k), encode(v)] for k, v in value.items()]}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        cls = type(value)
+        if _known_class_or_none(_name(cls)) is not cls:
+            raise TypeError(f"{cls!r} is not one of the course's classes")
+        fields = {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+        return {"@": _name(cls), "f": fields}
+    raise TypeError(f"cannot cache a {type(value).__name__}")
+
+
+def decode(text: str | bytes) -> Any:
+    return json.loads(text, object_hook=_decode_object)
+
+
+def _decode_object(value: dict) -> Any:
+    if "@" in value:
+        cls = _known_class(value["@"])
+        if not dataclasses.is_dataclass(cls):
+            raise TypeError(value["@"])
+        return cls(**value["f"])
+    if "()" in value:
+        return tuple(value["()"])
+    if "{}" in value:
+        return {k: v for k, v in value["{}"]}
+    if "#" in value:
+        cls = _known_class(value["#"])
+        if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
+            raise TypeError(value["#"])
+        return cls(value["v"])
+    return value  # a dataclass's fields, rebuilt by the enclosing object
+
+
+def _name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+_classes: dict[str, type] = {}
+
+
+def _known_class(name: str) -> type:
+    cls = _known().get(name)
+    if cls is None:  # perhaps defined in a module loaded since: look once more
+        _classes.clear()
+        cls = _known()[name]
+    return cls
+
+
+def _known_class_or_none(name: str) -> type | None:
+    try:
+        return _known_class(name)
+    except KeyError:
+        return None
+
+
+def _known() -> dict[str, type]:
+    """The dataclasses and enums defined in the parsing packages' loaded modules, by qualified name."""
+    if not _classes:
+        import tutor.course.schema  # noqa: F401 - make sure the schema's classes are loaded
+
+        for module_name, module in list(sys.modules.items()):
+            if module is None or not module_name.startswith(PACKAGES):
+                continue
+            for obj in vars(module).values():
+                if isinstance(obj, type) and obj.__module__ == module_name and (
+                        dataclasses.is_dataclass(obj) or issubclass(obj, enum.Enum)):
+                    _classes[_name(obj)] = obj
+    return _classes
