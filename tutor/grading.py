@@ -7,6 +7,7 @@ same grading.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from tutor.course.schema import Ask, Drill
@@ -52,11 +53,25 @@ class DrillOutcome:
 
     @property
     def check(self) -> str:
+        if self.compile_error is not None and self.result.observation.check != "skipped":
+            return "not run"  # whatever it said is about names the code never bound
         return self.result.observation.check if self.result.observation else "skipped"
+
+    @property
+    def check_message(self) -> str:
+        if self.check == "not run":
+            return f"the code has a {self.compile_error.type}"
+        return self.result.observation.check_message if self.result.observation else ""
 
     @property
     def fence(self) -> list[str]:
         return self.result.observation.fence if self.result.observation else []
+
+    @property
+    def compile_error(self) -> ErrorInfo | None:
+        """The code could not even be compiled: nothing after the error ran, no ask was evaluated."""
+        error = self.error
+        return error if error is not None and error.type in COMPILE_ERRORS else None
 
     @property
     def predictions_correct(self) -> bool:
@@ -70,6 +85,8 @@ class DrillOutcome:
         """The first place, in ask order, where prediction and observation part ways."""
         if not self.result.ok:
             return self.result.message
+        if self.compile_error is not None:
+            return describe_error(self.compile_error)
         for outcome in self.asks:
             if outcome.problem:
                 return f"{outcome.ask.question} — {outcome.problem}"
@@ -78,9 +95,15 @@ class DrillOutcome:
         return ""
 
 
+COMPILE_ERRORS = ("SyntaxError", "IndentationError", "TabError")
+# Python's own "(<snippet>, line 3)" tail: the line is said once, in the learner's words.
+_COMPILER_WHERE = re.compile(r"\s*\(<\w+>, line \d+\)$")
+
+
 def describe_error(error: ErrorInfo) -> str:
     where = f" (line {error.line} of the {error.phase})" if error.line else f" (in the {error.phase})"
-    return f"{error.type}: {error.message}{where}"
+    message = _COMPILER_WHERE.sub("", error.message) if error.type in COMPILE_ERRORS else error.message
+    return f"{error.type}: {message}{where}"
 
 
 def grade(drill: Drill, answers: dict[str, str], result: RunResult) -> DrillOutcome:
@@ -91,6 +114,13 @@ def grade(drill: Drill, answers: dict[str, str], result: RunResult) -> DrillOutc
         answer = answers.get(ask.key, "")
         if observation is None:
             outcome.asks.append(AskOutcome(ask, answer, problem=result.message))
+            continue
+        if outcome.compile_error is not None:
+            # every NameError an ask would show is a consequence; the cause is said once, first
+            error = outcome.compile_error
+            line = f" on line {error.line}" if error.line else ""
+            outcome.asks.append(AskOutcome(ask, answer, problem=f"not evaluated: the {error.phase} has a "
+                                                                 f"{error.type}{line}"))
             continue
         observed = observation.asks.get(ask.key)
         if observed is None or observed.value is None:

@@ -231,20 +231,22 @@ class PlainTutor:
             self.say(_indent(clip(result.output.rstrip("\n"), 3000)))
 
     def report_verdicts(self, outcome: DrillOutcome) -> None:
+        if outcome.compile_error is not None:  # the cause first: no ask below was evaluated
+            self.say(f"The code did not compile: {inert(describe_error(outcome.compile_error))}")
         for a in outcome.asks:
             mark = "✓ right" if a.correct else "✗ wrong"
             given = a.verdict.given if a.verdict and a.verdict.given else a.answer
             observed = a.verdict.observed if a.verdict and a.verdict.observed else a.problem
             self.say(f"- {inert(a.ask.question)}: you said {inert(given)}; observed {inert(observed)} — {mark}")
-        if (divergence := outcome.first_divergence()):
+        if outcome.compile_error is None and (divergence := outcome.first_divergence()):
             self.say(f"First divergence: {inert(divergence)}")
         for a in outcome.asks:
             if a.verdict and a.verdict.misconception:
                 self.say(f"That answer reveals a common misconception: {inert(a.verdict.misconception)}")
-        if outcome.error is not None:
+        if outcome.error is not None and outcome.compile_error is None:
             self.say(f"Raised: {inert(describe_error(outcome.error))}")
         if outcome.check != "skipped":
-            message = outcome.result.observation.check_message if outcome.check != "passed" else ""
+            message = outcome.check_message if outcome.check != "passed" else ""
             self.say(f"Check: {outcome.check}" + (f" — {inert(message)}" if message else ""))
         for rule in outcome.fence:
             self.say(f"Fence rule broken: {inert(rule)}")
@@ -272,7 +274,7 @@ class PlainTutor:
                 self.say(_indent(drill.solution.rstrip("\n")))
             else:
                 self.say(f"The check does not pass yet ({outcome.check}"
-                         + (f": {inert(outcome.result.observation.check_message)}" if outcome.check != "skipped"
+                         + (f": {inert(outcome.check_message)}" if outcome.check != "skipped"
                             else "") + ").")
                 if outcome.error is not None:
                     self.say(f"Raised: {inert(describe_error(outcome.error))}")
@@ -301,7 +303,7 @@ class PlainTutor:
             if outcome.error is not None:
                 self.say(f"Your code raised {inert(describe_error(outcome.error))}")
             else:
-                self.say(f"First failing check: {inert(outcome.result.observation.check_message)}")
+                self.say(f"First failing check: {inert(outcome.check_message)}")
 
     # ---------------------------------------------------------------- self-check
 

@@ -67,7 +67,7 @@ DRILL_KEYS = {spec.key: spec for spec in DRILL_FIELDS}
 MODULE_REQUIRED = {"format_version", "module", "drills"}
 MODULE_OPTIONAL = {1: {"intro", "self_check"}, 2: {"intro", "self_check", "setup"}}
 
-ASK_REQUIRED, ASK_OPTIONAL = {"kind"}, {"expr", "id", "question", "options", "tolerance"}
+ASK_REQUIRED, ASK_OPTIONAL = {"kind"}, {"expr", "id", "question", "options", "tolerance", "match", "pattern"}
 WRONG_REQUIRED, WRONG_OPTIONAL = {"answer", "misconception"}, {"expr", "ask"}
 SELF_CHECK_REQUIRED, SELF_CHECK_OPTIONAL = {"id", "question", "answer"}, {"options", "correct"}
 TEST_REQUIRED, TEST_OPTIONAL = {"name", "check"}, {"probe", "hints"}

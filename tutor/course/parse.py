@@ -9,6 +9,7 @@ in ``fields.py``.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from tutor.course import fields, lab_fields
@@ -18,6 +19,7 @@ from tutor.course.schema import (DEFAULT_TIMEOUT, ERROR_ASK_KEY, MAX_TIMEOUT, RE
                                  Drill, DrillKind, Module, SelfCheck, WrongAnswer, file_stem)
 from tutor.course.yaml_source import Mark, MarkedDict
 from tutor.judge.kinds import KINDS
+from tutor.judge.text_match import DEFAULT_MATCH, MATCH_MODES, pattern_problem
 
 
 def parse_module(data: Any, filename: str) -> tuple[Module | None, list[LessonError]]:
@@ -265,9 +267,31 @@ def _parse_ask(reader: Reader, item: Any, path: str, mark: Mark) -> Ask | None:
             tolerance = float(raw)
     key = reader.text(data, "id", path, default="") or expr or ERROR_ASK_KEY
     question = reader.text(data, "question", path, default="") or _default_question(kind, expr)
+    match, pattern = _text_match(reader, data, path, kind, question)
     if len(reader.errors) > before:
         return None
-    return Ask(key=key, expr=expr, kind=kind, question=question, options=options, tolerance=tolerance)
+    return Ask(key=key, expr=expr, kind=kind, question=question, options=options, tolerance=tolerance,
+               match=match, pattern=pattern)
+
+
+def _text_match(reader: Reader, data: MarkedDict, path: str, kind: str, question: str) -> tuple[str, str]:
+    """A text ask says how answers compare; the question's wording must agree with it."""
+    match = reader.text(data, "match", path, default="") or DEFAULT_MATCH
+    pattern = reader.text(data, "pattern", path, default="")
+    if "match" in data and kind != "text":
+        reader.error(reader.key_mark(data, "match"), f"{path}.match", "`match` only goes with kind `text`")
+    elif match not in MATCH_MODES:
+        reader.error(reader.key_mark(data, "match"), f"{path}.match",
+                     f"unknown match {match!r} (known: {', '.join(MATCH_MODES)})")
+    elif match == "regex" and (why := pattern_problem(pattern)):
+        reader.error(reader.key_mark(data, "pattern") if "pattern" in data else data.mark, f"{path}.pattern", why)
+    elif "pattern" in data and match != "regex":
+        reader.error(reader.key_mark(data, "pattern"), f"{path}.pattern", "`pattern` only goes with `match: regex`")
+    elif kind == "text" and match == DEFAULT_MATCH and re.search(r"\bexact(ly)?\b", question, re.IGNORECASE):
+        reader.error(reader.key_mark(data, "question") if "question" in data else data.mark, f"{path}.match",
+                     "the question asks for the text exactly, but answers compare case-insensitively: "
+                     "declare `match: exact` (or reword the question)")
+    return match, pattern
 
 
 def _default_question(kind: str, expr: str | None) -> str:

@@ -55,6 +55,8 @@ class Ask:
     question: str
     options: tuple[str, ...] = ()
     tolerance: float | None = None
+    match: str = "case-insensitive"  # text asks: exact | case-insensitive | regex (see tutor/judge/text_match.py)
+    pattern: str = ""  # the regex a text answer must match in full, with match: regex
 
     @property
     def observes_code_error(self) -> bool:

@@ -11,8 +11,13 @@ from typing import Any, Iterable
 
 from tutor.judge.compare import compare, render
 from tutor.judge.kinds import KINDS, expected_form
+from tutor.judge.near_miss import near_miss
 from tutor.judge.observed import NotObservable, observed_value
 from tutor.judge.parsers import AnswerError, parse_answer
+from tutor.judge.text_match import DEFAULT_MATCH, MATCH_MODES, TextMatch
+
+# How much of an exception's message the reveal shows beside its class.
+MESSAGE_SHOWN = 300
 
 
 @dataclass(frozen=True)
@@ -23,6 +28,7 @@ class Verdict:
     divergence: str = ""  # the first place prediction and observation part ways
     misconception: str = ""  # when the answer matches a listed wrong answer
     problem: str = ""  # the answer could not be read, or the value could not be observed
+    note: str = ""  # the answer has the form of another kind ("you gave a dtype; …"); also in divergence/problem
 
     @property
     def readable(self) -> bool:
@@ -40,16 +46,36 @@ def judge(ask: Any, answer: str, described: Any, wrong_answers: Iterable[Any] = 
     except NotObservable as exc:
         return Verdict(False, "", "", problem=f"this drill's value cannot be shown as {ask.kind}: {exc}")
     observed_text = render(ask.kind, observed, ask.options)
+    if ask.kind == "error":
+        observed_text = _with_message(observed_text, described)
+    note = near_miss(ask, answer) if isinstance(answer, str) else ""
     try:
         predicted = parse_answer(ask.kind, answer, ask.options)
     except AnswerError as exc:
-        return Verdict(False, "", observed_text, problem=str(exc))
-    divergence = compare(ask.kind, predicted, observed, ask.tolerance, ask.options)
+        problem = f"{note[:1].upper()}{note[1:]}. {exc}" if note else str(exc)
+        return Verdict(False, "", observed_text, problem=problem, note=note)
+    divergence = compare(ask.kind, predicted, observed, ask.tolerance, ask.options, _text_match(ask))
     misconception = ""
     if divergence:
         misconception = matching_misconception(ask, predicted, wrong_answers)
+        if note:
+            divergence = f"{divergence} — {note}"
     return Verdict(divergence is None, render(ask.kind, predicted, ask.options), observed_text,
-                   divergence or "", misconception)
+                   divergence or "", misconception, note=note if divergence else "")
+
+
+def _text_match(ask: Any) -> TextMatch:
+    return TextMatch(getattr(ask, "match", DEFAULT_MATCH), getattr(ask, "pattern", ""))
+
+
+def _with_message(name: str, described: Any) -> str:
+    """``RuntimeError: view size is not compatible …``: the message is often the lesson."""
+    message = " ".join(str(described.get("message") or "").split()) if isinstance(described, dict) else ""
+    if not message or name == "no error":
+        return name
+    if len(message) > MESSAGE_SHOWN:
+        message = message[:MESSAGE_SHOWN - 1].rstrip() + "…"
+    return f"{name}: {message}"
 
 
 def matching_misconception(ask: Any, predicted: Any, wrong_answers: Iterable[Any]) -> str:
@@ -61,9 +87,9 @@ def matching_misconception(ask: Any, predicted: Any, wrong_answers: Iterable[Any
             listed = parse_answer(ask.kind, wrong.answer, ask.options)
         except AnswerError:
             continue
-        if compare(ask.kind, predicted, listed, ask.tolerance, ask.options) is None:
+        if compare(ask.kind, predicted, listed, ask.tolerance, ask.options, _text_match(ask)) is None:
             return wrong.misconception
     return ""
 
 
-__all__ = ["KINDS", "AnswerError", "Verdict", "expected_form", "judge", "matching_misconception", "parse_answer"]
+__all__ = ["DEFAULT_MATCH", "KINDS", "MATCH_MODES", "AnswerError", "TextMatch", "Verdict", "expected_form", "judge", "matching_misconception", "parse_answer"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tutor.judge.text_match import TextMatch, text_matches
+
 DEFAULT_REL_TOL = 1e-3
 DEFAULT_ABS_TOL = 1e-6
 
@@ -75,7 +77,7 @@ def _flat(value: Any, prefix: tuple[int, ...] = ()):
 
 
 def compare(kind: str, predicted: Any, observed: Any, tolerance: float | None = None,
-            options: tuple[str, ...] = ()) -> str | None:
+            options: tuple[str, ...] = (), match: TextMatch = TextMatch()) -> str | None:
     """``None`` when the prediction matches, else the first divergence in words."""
     if kind in ("shape", "stride"):
         if len(predicted) != len(observed):
@@ -112,10 +114,15 @@ def compare(kind: str, predicted: Any, observed: Any, tolerance: float | None = 
         if extra:
             parts.append("not there: " + ", ".join(extra))
         return "names: " + "; ".join(parts)
-    if kind in ("error", "text"):
+    if kind == "error":
         if str(predicted).lower() == str(observed).lower():
             return None
-        return f"{'exception' if kind == 'error' else 'text'}: you said {predicted}, observed {observed}"
+        return f"exception: you said {predicted}, observed {observed}"
+    if kind == "text":
+        if text_matches(str(predicted), str(observed), match):
+            return None
+        how = "" if match.mode == "case-insensitive" else f" ({match.describe()})"
+        return f"text: you said {predicted}, observed {observed}{how}"
     if kind == "value":
         return _compare_values(predicted, observed, "value", tolerance)
     if predicted == observed:

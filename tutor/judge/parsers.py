@@ -45,7 +45,11 @@ _SIZE_WRAPPER = re.compile(r"^(?:torch\.)?size\s*\((.*)\)$", re.IGNORECASE | re.
 
 
 def parse_dims(text: str) -> tuple[int, ...]:
-    """``(2, 3)``, ``[2,3]``, ``2x3``, ``2 × 3``, ``torch.Size([2, 3])``, ``()`` → ``(2, 3)``."""
+    """``(2, 3)``, ``[2,3]``, ``2x3``, ``2 × 3``, ``torch.Size([2, 3])``, ``()`` → ``(2, 3)``.
+
+    With commas, each entry may be arithmetic (``(44//2, 3)``, ``(2*3, 4)``); without,
+    ``x``, ``×``, ``*`` and spaces separate dimensions (``2x3``, ``2*3``).
+    """
     body = text.strip()
     if (m := _SIZE_WRAPPER.match(body)):
         body = m.group(1).strip()
@@ -54,13 +58,22 @@ def parse_dims(text: str) -> tuple[int, ...]:
     body = body.strip("()[] \t")
     if not body:
         return ()
+    if "," in body:
+        return tuple(_whole_number(part) for part in body.split(",") if part.strip())
     parts = [p for p in re.split(r"[\s,x×*]+", body, flags=re.IGNORECASE) if p]
-    dims = []
-    for part in parts:
-        if not re.fullmatch(r"[+-]?\d{1,12}", part):
-            raise ValueError(f"{part!r} is not a whole number")
-        dims.append(int(part))
-    return tuple(dims)
+    return tuple(_whole_number(part) for part in parts)
+
+
+def _whole_number(part: str) -> int:
+    part = part.strip()
+    if re.fullmatch(r"[+-]?\d{1,12}", part):
+        return int(part)
+    value = evaluate(part)  # safe arithmetic: 44//2, 2*3 (never eval)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{part!r} is not a whole number")
+    return value
 
 
 _DTYPE_ALIASES = {
@@ -112,7 +125,7 @@ _FALSE = {"no", "n", "false", "f", "0", "nope", "different"}
 
 
 def parse_bool(text: str) -> bool:
-    key = text.strip().strip(".!'\"`").lower()
+    key = unwrap_scalar(text).strip().strip(".!'\"`").lower()
     if key in _TRUE:
         return True
     if key in _FALSE:
@@ -121,7 +134,7 @@ def parse_bool(text: str) -> bool:
 
 
 def parse_int(text: str) -> int:
-    value = evaluate(text.replace("_", "").replace(",", ""))
+    value = evaluate(unwrap_scalar(text).replace("_", "").replace(",", ""))
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise AnswerError(f"{_quote(text)} is not a whole number. {expected_form('int')}")
     if isinstance(value, float):
@@ -132,21 +145,37 @@ def parse_int(text: str) -> int:
 
 
 def parse_float(text: str) -> float:
-    value = evaluate(text.replace("_", ""))
+    value = evaluate(unwrap_scalar(text).replace("_", ""))
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise AnswerError(f"{_quote(text)} is not a number. {expected_form('float')}")
     return float(value)
 
 
-_TENSOR_WRAPPER = re.compile(r"^tensor\s*\((.*)\)$", re.IGNORECASE | re.DOTALL)
+# How PyTorch and NumPy print a value: tensor([1., 2.], dtype=torch.float64), array([1, 2]).
+_TENSOR_WRAPPER = re.compile(r"^(?:torch\.)?(?:tensor|(?:np\.|numpy\.)?array)\s*\((.*)\)$",
+                             re.IGNORECASE | re.DOTALL)
 _TENSOR_KWARGS = re.compile(r",\s*(dtype|device|requires_grad|grad_fn|size)\s*=.*$", re.DOTALL)
+# NumPy prints [22 24 26] and [22. 24. 26.]: a space between two entries stands for a comma.
+_NUMPY_GAP = re.compile(r"(?<=[\w.\]])\s+(?=[-+]?(?:[\d.\[]|nan\b|inf\b))", re.IGNORECASE)
 
 
-def parse_tensor(text: str) -> Any:
-    """Nested lists of numbers (or a bare number for a 0-d tensor); ``tensor(...)`` accepted."""
+def unwrap_printed(text: str) -> str:
+    """``tensor(-36.)`` → ``-36.``; ``tensor([1, 2], dtype=torch.int32)`` → ``[1, 2]``."""
     body = text.strip()
     if (m := _TENSOR_WRAPPER.match(body)):
         body = _TENSOR_KWARGS.sub("", m.group(1)).strip()
+    return body
+
+
+def unwrap_scalar(text: str) -> str:
+    """A 0-d tensor as printed stands for its number: ``tensor(-36.)`` → ``-36.``."""
+    body = unwrap_printed(text)
+    return body if body != text.strip() and not body.startswith("[") else text
+
+
+def parse_tensor(text: str) -> Any:
+    """Nested lists of numbers (or a bare number for a 0-d tensor); ``tensor(...)`` and NumPy's spacing accepted."""
+    body = _NUMPY_GAP.sub(", ", unwrap_printed(text))
     value = evaluate(body)
     _check_nested_numbers(value, text)
     return _as_lists(value)
@@ -174,11 +203,17 @@ _NO_ERROR = {"no error", "none", "no", "nothing", "ok", "no exception", "runs", 
              "it works", "no errors", "succeeds"}
 
 
+# "RuntimeError: view size is not compatible…", "RuntimeError(...)", "raises RuntimeError": the class is the answer.
+_ERROR_WITH_MESSAGE = re.compile(r"^(?:it\s+)?(?:raises\s+|raise\s+)?([A-Za-z_][\w.]*)\s*(?::|\(|$)(.*)$", re.DOTALL)
+
+
 def parse_error(text: str) -> str:
     key = " ".join(text.strip().strip(".!'\"`").split()).lower()
     if key in _NO_ERROR:
         return "no error"
     name = text.strip().strip("'\"`").rstrip(":").strip()
+    if (m := _ERROR_WITH_MESSAGE.match(name)) and m.group(1)[:1].isupper():
+        name = m.group(1)
     if not re.fullmatch(r"[A-Za-z_][\w.]*", name):
         raise AnswerError(f"{_quote(text)} is not an exception name. {expected_form('error')}")
     return name.rsplit(".", 1)[-1]
@@ -202,14 +237,18 @@ def parse_choice(text: str, options: tuple[str, ...]) -> int:
     return index
 
 
+_JOINING_WORDS = {"and", "plus", "also", "both"}
+
+
 def parse_names(text: str) -> frozenset[str]:
     body = text.strip()
     body = re.sub(r"^(?:odict_keys|dict_keys|set|frozenset|list|tuple)\s*\((.*)\)$", r"\1", body, flags=re.DOTALL)
     body = body.strip("[]{}() \n\t")
     if body.lower() in ("", "none", "nothing", "empty"):
         return frozenset()
-    names = [n.strip().strip("'\"`") for n in re.split(r"[,\s;]+", body)]
-    names = [n for n in names if n]
+    # "a and b", "a, b & c": joining words are not names (no Python name is called `and`)
+    names = [n.strip().strip("'\"`") for n in re.split(r"[,\s;&+]+", body)]
+    names = [n for n in names if n and n.lower() not in _JOINING_WORDS]
     bad = [n for n in names if not re.fullmatch(r"[\w.\-\[\]:]+", n)]
     if bad:
         raise AnswerError(f"{_quote(bad[0])} is not a name. {expected_form('names')}")

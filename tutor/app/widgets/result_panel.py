@@ -34,6 +34,9 @@ class ResultPanel(Static):
         if not result.ok:
             parts.append(Text(result.message, style="bold red"))
         else:
+            if outcome.compile_error is not None:  # the cause first: no ask below was evaluated
+                parts.append(Text.assemble(("The code did not compile: ", "bold red"),
+                                           inert(describe_error(outcome.compile_error))))
             table = Table(expand=True, show_edge=False, pad_edge=False)
             table.add_column("prediction", ratio=3)
             table.add_column("you said" if graded else "your last answer", ratio=2)
@@ -47,17 +50,17 @@ class ResultPanel(Static):
                               Text(inert(observed or "—")), mark)
             parts.append(table)
             divergence = outcome.first_divergence()
-            if divergence and graded:
+            if divergence and graded and outcome.compile_error is None:
                 parts.append(Text.assemble(("First divergence: ", "bold yellow"), inert(divergence)))
             for a in outcome.asks:
                 if a.verdict and a.verdict.misconception and graded:
                     parts.append(Text.assemble(("That answer reveals a common misconception: ", "bold magenta"),
                                                inert(a.verdict.misconception)))
-            if outcome.error is not None:
+            if outcome.error is not None and outcome.compile_error is None:
                 parts.append(Text.assemble(("Raised: ", "bold"), inert(describe_error(outcome.error))))
             if outcome.check != "skipped":
                 style = "green" if outcome.check == "passed" else "red"
-                message = f" — {outcome.result.observation.check_message}" if outcome.check != "passed" else ""
+                message = f" — {outcome.check_message}" if outcome.check != "passed" else ""
                 parts.append(Text.assemble(("Check: ", "bold"), (outcome.check, style), inert(message)))
             for rule in outcome.fence:
                 parts.append(Text(f"Fence rule broken: {inert(rule)}", style="bold red"))
