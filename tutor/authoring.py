@@ -14,6 +14,7 @@ from tutor.course.loader import Course, is_course_dir, load_course, load_module_
 from tutor.course.schema import Drill, Module
 from tutor.grading import describe_error, grade, request_for
 from tutor.judge import judge
+from tutor.judge.kinds import form_examples
 from tutor.sandbox.client import Sandbox
 
 
@@ -80,6 +81,12 @@ class DrillReport:
         return not self.problems
 
 
+def _examples_answering(ask, described) -> list[str]:
+    """The answer box shows these before anything is typed: one that is right gives the drill away."""
+    return [f"ask {ask.key!r}: the answer box's example {example!r} answers it; choose another in "
+            f"tutor/judge/kinds.py" for example in form_examples(ask.kind) if judge(ask, example, described).correct]
+
+
 async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillReport:
     """Run one drill and prove each of its claims; return what failed."""
     started = time.perf_counter()
@@ -120,6 +127,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillRe
         described = obs.asks[ask.key].value
         if not judge(ask, verdict.observed, described).correct:
             problems.append(f"ask {ask.key!r}: the judge rejects the observed value typed back ({verdict.observed!r})")
+        problems.extend(_examples_answering(ask, described))
         for wrong in drill.wrong_answers:
             if wrong.ask != ask.key:
                 continue

@@ -1,22 +1,37 @@
-"""The kinds of prediction a drill can ask for, and the form a learner types."""
+"""The kinds of prediction a drill can ask for, and the form a learner types.
+
+The examples fill the answer box before anything is typed, so they must never answer
+a drill: ``pytorch-tutor check`` judges every example against every ask of its kind
+and refuses one that is accepted. The notes are spellings (``()`` for a scalar,
+``no error``), not values offered as answers.
+"""
 
 from __future__ import annotations
 
-# kind -> (what the learner is asked to type, an example)
-KIND_FORMS: dict[str, tuple[str, str]] = {
-    "shape": ("a shape", "(2, 3)  or  2x3  or  torch.Size([2, 3]); () for a scalar"),
-    "stride": ("strides, one per dimension", "(3, 1)"),
-    "dtype": ("a dtype", "float32  or  torch.int64"),
-    "device": ("a device", "cpu  or  cuda:0"),
-    "bool": ("yes or no", "yes / no / true / false"),
-    "int": ("a whole number", "12  or  3*4"),
-    "float": ("a number", "0.5  or  1/3  or  1e-3  or  nan"),
-    "tensor": ("tensor values as nested lists", "[[1, 2], [3, 4]]"),
-    "error": ("an exception class, or `no error`", "RuntimeError  or  no error"),
-    "choice": ("the letter of an option", "b"),
-    "names": ("names separated by commas", "weight, bias"),
-    "text": ("a word or short text", "MulBackward0"),
-    "value": ("a Python literal", "[1, (2, 3), None]"),
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KindForm:
+    what: str  # what the learner is asked to type
+    examples: tuple[str, ...]  # sample answers in this form; none may answer a drill in the course
+    note: str = ""  # spellings worth knowing, not sample values
+
+
+KIND_FORMS: dict[str, KindForm] = {
+    "shape": KindForm("a shape", ("(7, 5)", "7x5", "torch.Size([7, 5])"), "() for a scalar"),
+    "stride": KindForm("strides, one per dimension", ("(35, 5, 1)",)),
+    "dtype": KindForm("a dtype", ("complex32", "torch.complex32")),
+    "device": KindForm("a device", ("cuda:7",), "cpu, cuda:N, meta"),
+    "bool": KindForm("yes or no", (), "yes / no / true / false"),
+    "int": KindForm("a whole number", ("1234", "617*2")),
+    "float": KindForm("a number", ("0.0625", "1/16", "6.25e-2"), "nan and inf are spelled so"),
+    "tensor": KindForm("tensor values as nested lists", ("[[7, 9], [8, 6]]",)),
+    "error": KindForm("an exception class, or `no error`", ("OverflowError",)),
+    "choice": KindForm("the letter of an option", ()),
+    "names": KindForm("names separated by commas", ("alpha, omega",)),
+    "text": KindForm("a word or short text", ("SomeName",)),
+    "value": KindForm("a Python literal", ("[7, (8, 9), None]",)),
 }
 
 KINDS = frozenset(KIND_FORMS)
@@ -24,5 +39,13 @@ KINDS = frozenset(KIND_FORMS)
 
 def expected_form(kind: str) -> str:
     """A one-line reminder of how to type an answer of ``kind``."""
-    what, example = KIND_FORMS[kind]
-    return f"Type {what}, e.g. {example}"
+    form = KIND_FORMS[kind]
+    parts = ["  or  ".join(form.examples)] if form.examples else []
+    if form.note:
+        parts.append(form.note)
+    return f"Type {form.what}" + (", e.g. " + "; ".join(parts) if parts else "")
+
+
+def form_examples(kind: str) -> tuple[str, ...]:
+    """The sample answers shown for ``kind``: what ``check`` proves answers no drill."""
+    return KIND_FORMS[kind].examples
