@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TextIO
 
+from tutor.safe_text import inert
 from tutor.progress.stats import compute, format_duration, history_line, spark
 from tutor.progress.transfer import export_profile, import_profile
 from tutor.session import Session
@@ -81,20 +82,30 @@ def print_due(course, due, out: TextIO) -> None:
 
 
 def transfer(store, args: argparse.Namespace, out: TextIO) -> int:
+    from tutor.locations import workspace_dir
+
+    workspace = workspace_dir(args.profile)
     if args.action == "export":
         try:
-            count = export_profile(store, args.file)
+            report = export_profile(store, args.file, workspace)
         except OSError as exc:
             print(f"pytorch-tutor: cannot write {args.file}: {exc.strerror}", file=sys.stderr)
             return 1
-        print(f"Exported {count} attempts to {args.file}", file=out)
+        courses = f" of {report.courses} course(s)" if report.courses > 1 else ""
+        print(f"Exported {report.attempts} attempts{courses} and {report.files} lab workspace file(s) to {args.file}",
+              file=out)
+        for why in report.skipped:
+            print(f"  not exported: {inert(why)}", file=out)
         return 0
     try:
-        added, present = import_profile(store, args.file)
-    except ValueError as exc:
-        print(f"pytorch-tutor: {exc}", file=sys.stderr)
+        report = import_profile(store, args.file, workspace)
+    except (ValueError, OSError) as exc:
+        print(f"pytorch-tutor: {inert(str(exc))}", file=sys.stderr)
         return 1
-    print(f"Imported {added} attempts ({present} were already here) from {args.file}", file=out)
+    print(f"Imported {report.added} attempts ({report.present} were already here) and {report.files} lab "
+          f"workspace file(s) from {args.file}", file=out)
+    for aside in report.kept:
+        print(f"  your own version was kept beside it: {aside}", file=out)
     return 0
 
 

@@ -36,6 +36,7 @@ class Session:
     def __init__(self, course: Course, store: ProfileStore, clock: Clock = utc_now):
         self.course = course
         self.store = store
+        store.use_course(course.identity)  # this course's progress only: a profile holds several
         self.review = ReviewQueue(store, clock)
         self._progress: CourseProgress | None = None
 

@@ -34,7 +34,7 @@ def open_course_and_profile(profile: str, lessons: Path | None, trust_lessons: b
             raise StartupError(refusal)
     course = load_course(root, "" if lessons is None else str(root))
     try:
-        store = ProfileStore.open(profile_path(profile))
+        store = ProfileStore.open(profile_path(profile), course.identity)
     except ProfileError as exc:
         raise StartupError(str(exc)) from None
     if lessons is not None and (consent is not None or allow_grants):

@@ -102,10 +102,11 @@ def test_export_and_import_merge_two_machines(tmp_path):
     desktop.set_position_at("02", "d9", "2026-03-03T10:00:00+00:00")
 
     export = tmp_path / "laptop.json"
-    assert export_profile(laptop, export) == 2
+    assert export_profile(laptop, export).attempts == 2
     assert json.loads(export.read_text())["format"] == "pytorch-tutor-profile"
-    assert import_profile(desktop, export) == (1, 1)
-    assert import_profile(desktop, export) == (0, 2)  # importing twice adds nothing
+    first, again = import_profile(desktop, export), import_profile(desktop, export)
+    assert (first.added, first.present) == (1, 1)
+    assert (again.added, again.present) == (0, 2)  # importing twice adds nothing
     items = sorted((a.module, a.item) for a in desktop.attempts())
     assert items == [("01", "d1"), ("01", "d2"), ("02", "d9")]
     assert next(a for a in desktop.attempts() if a.item == "d2").confidence == 2

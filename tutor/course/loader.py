@@ -54,6 +54,12 @@ class Course:
     parts: list[Part]
     slots: list[ModuleSlot]
     errors: list[LessonError] = field(default_factory=list)  # course-level problems
+    id: str = ""  # course.yaml's `id:`: the learner's progress in this course is kept under it
+
+    @property
+    def identity(self) -> str:
+        """What the profile keys this course's progress by: its id, or (an error already) its directory."""
+        return self.id or f"dir:{self.root.resolve()}"
 
     def slot(self, module_id: str) -> ModuleSlot | None:
         return next((s for s in self.slots if s.id == module_id), None)
@@ -121,10 +127,15 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
         return course
 
     reader = Reader(course_name)
-    top = reader.mapping(data, "", (1, 1), _COURSE_KEYS, set())
+    top = reader.mapping(data, "", (1, 1), _COURSE_KEYS, {"id"})
     if top is None:
         course.errors = reader.errors
         return course
+    if "id" in top:
+        course.id = reader.identifier(top, "id", "")
+    else:
+        reader.error((1, 1), "id", "a course needs an `id:` (e.g. `id: my-course`): the learner's progress "
+                     "is kept under it, apart from other courses; keep it stable")
     if top.get("format_version") not in READABLE_VERSIONS and "format_version" in top:
         reader.error(reader.key_mark(top, "format_version"), "format_version",
                      f"this tutor reads format_version {' or '.join(map(str, READABLE_VERSIONS))}")

@@ -13,7 +13,7 @@ from tutor.progress.summary import summarise
 
 def print_progress(profile: str, lessons: Path | None, out: TextIO) -> int:
     course = load_course(lessons or builtin_course_dir(), "")
-    store = ProfileStore.open(profile_path(profile))
+    store = ProfileStore.open(profile_path(profile), course.identity)
     try:
         if store.notice:
             print(store.notice, file=out)

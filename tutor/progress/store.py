@@ -3,6 +3,10 @@
 Progress is never stored, only derived from attempts (see ``summary``), so it
 cannot drift from the history. A damaged file is moved aside, never deleted,
 and a fresh profile starts: the learner loses nothing that could be saved.
+
+One profile holds several courses: attempts, review cards and the resume position
+belong to a course identity (``course.yaml``'s ``id:``), and a store reads and
+writes one course at a time (``use_course``).
 """
 
 from __future__ import annotations
@@ -15,12 +19,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+# Rows written before courses had ids are the built-in course's (lessons/course.yaml says so).
+BUILTIN_COURSE_ID = "pytorch-tutor"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS attempts (
     id INTEGER PRIMARY KEY,
+    course TEXT NOT NULL DEFAULT 'pytorch-tutor',
     at TEXT NOT NULL,
     module TEXT NOT NULL,
     item TEXT NOT NULL,
@@ -33,15 +40,18 @@ CREATE TABLE IF NOT EXISTS attempts (
     confidence INTEGER
 );
 CREATE INDEX IF NOT EXISTS attempts_by_item ON attempts (module, item);
+-- position.key is the course id
 CREATE TABLE IF NOT EXISTS position (key TEXT PRIMARY KEY, module TEXT NOT NULL, item TEXT NOT NULL, at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS cards (
+    course TEXT NOT NULL DEFAULT 'pytorch-tutor',
     module TEXT NOT NULL,
     item TEXT NOT NULL,
     kind TEXT NOT NULL,
     card TEXT NOT NULL,
-    PRIMARY KEY (module, item)
+    PRIMARY KEY (course, module, item)
 );
 """
+_AFTER_MIGRATIONS = "CREATE INDEX IF NOT EXISTS attempts_by_course ON attempts (course, module, item)"
 
 KINDS = ("prediction", "repair", "experiment", "exercise", "self_check", "review", "placement")
 CONFIDENCE_LEVELS = {1: "guessing", 2: "fairly sure", 3: "certain"}
@@ -50,6 +60,15 @@ CONFIDENCE_LEVELS = {1: "guessing", 2: "fairly sure", 3: "certain"}
 _MIGRATIONS = {
     2: ["ALTER TABLE attempts ADD COLUMN confidence INTEGER"],
     3: [],  # the cards table, created by the schema script
+    # every row so far is the built-in course's; the cards' key gains the course
+    4: ["ALTER TABLE attempts ADD COLUMN course TEXT NOT NULL DEFAULT 'pytorch-tutor'",
+        "CREATE TABLE cards_v4 (course TEXT NOT NULL DEFAULT 'pytorch-tutor', module TEXT NOT NULL, "
+        "item TEXT NOT NULL, kind TEXT NOT NULL, card TEXT NOT NULL, PRIMARY KEY (course, module, item))",
+        "INSERT INTO cards_v4 (course, module, item, kind, card) SELECT 'pytorch-tutor', module, item, kind, card "
+        "FROM cards",
+        "DROP TABLE cards",
+        "ALTER TABLE cards_v4 RENAME TO cards",
+        "UPDATE position SET key = 'pytorch-tutor' WHERE key = 'last'"],
 }
 
 
@@ -69,6 +88,7 @@ class Attempt:
     seconds: float = 0.0
     at: str = ""
     confidence: int | None = None  # 1..3, see CONFIDENCE_LEVELS
+    course: str = ""  # the course identity; empty: the store's current course
 
 
 def _now() -> str:
@@ -76,17 +96,31 @@ def _now() -> str:
 
 
 class ProfileStore:
-    def __init__(self, connection: sqlite3.Connection, path: Path, notice: str = ""):
+    def __init__(self, connection: sqlite3.Connection, path: Path, notice: str = "",
+                 course: str = BUILTIN_COURSE_ID):
         self._db = connection
         self.path = path
         self.notice = notice  # shown once to the learner, e.g. after a damaged file was moved aside
+        self.course = course  # the course whose attempts, cards and position this store reads and writes
+
+    def use_course(self, course: str) -> None:
+        """Read and write ``course``'s progress from now on (the profile keeps every course's)."""
+        if not course:
+            raise ValueError("a course identity is needed")
+        self.course = course
+
+    def courses(self) -> list[str]:
+        """Every course this profile holds progress for."""
+        rows = self._db.execute("SELECT course FROM attempts UNION SELECT course FROM cards "
+                                "UNION SELECT key FROM position ORDER BY 1").fetchall()
+        return [r[0] for r in rows]
 
     @classmethod
-    def open(cls, path: Path) -> "ProfileStore":
+    def open(cls, path: Path, course: str = BUILTIN_COURSE_ID) -> "ProfileStore":
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            return cls(_connect(path), path)
+            return cls(_connect(path), path, course=course)
         except sqlite3.DatabaseError as exc:
             aside = path.with_name(f"{path.stem}.damaged-{time.strftime('%Y%m%d-%H%M%S')}{path.suffix}")
             path.rename(aside)
@@ -96,7 +130,7 @@ class ProfileStore:
                     leftover.rename(aside.with_name(aside.name + suffix))
             notice = (f"Your profile file could not be read ({exc}). It was moved aside to {aside} "
                       "and a fresh profile was started; nothing was deleted.")
-            return cls(_connect(path), path, notice)
+            return cls(_connect(path), path, notice, course)
 
     def close(self) -> None:
         self._db.close()
@@ -106,50 +140,50 @@ class ProfileStore:
             raise ValueError(f"unknown attempt kind {attempt.kind!r}")
         with self._db:
             self._db.execute(
-                "INSERT INTO attempts (at, module, item, kind, answers, observed, verdict, correct, seconds, "
-                "confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (attempt.at or _now(), attempt.module, attempt.item, attempt.kind, json.dumps(attempt.answers),
+                "INSERT INTO attempts (course, at, module, item, kind, answers, observed, verdict, correct, seconds, "
+                "confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (attempt.course or self.course, attempt.at or _now(), attempt.module, attempt.item, attempt.kind, json.dumps(attempt.answers),
                  json.dumps(attempt.observed), json.dumps(attempt.verdict), int(attempt.correct),
                  float(attempt.seconds), attempt.confidence),
             )
 
     def attempts(self, module: str | None = None) -> list[Attempt]:
-        query = ("SELECT module, item, kind, correct, answers, observed, verdict, seconds, at, confidence "
-                 "FROM attempts")
-        args: tuple = ()
+        """The current course's attempts, oldest first (``module`` narrows them)."""
+        query = ("SELECT module, item, kind, correct, answers, observed, verdict, seconds, at, confidence, course "
+                 "FROM attempts WHERE course = ?")
+        args: tuple = (self.course,)
         if module is not None:
-            query += " WHERE module = ?"
-            args = (module,)
+            query += " AND module = ?"
+            args += (module,)
         rows = self._db.execute(query + " ORDER BY id", args).fetchall()
-        return [Attempt(m, i, k, bool(c), _json(a), _json(o), _json(v), s, at, conf)
-                for m, i, k, c, a, o, v, s, at, conf in rows]
+        return [Attempt(m, i, k, bool(c), _json(a), _json(o), _json(v), s, at, conf, course)
+                for m, i, k, c, a, o, v, s, at, conf, course in rows]
 
     def cards(self) -> list[tuple[str, str, str, str]]:
-        """Every review card as (module, item, kind, card JSON)."""
-        return self._db.execute("SELECT module, item, kind, card FROM cards ORDER BY module, item").fetchall()
+        """The current course's review cards as (module, item, kind, card JSON)."""
+        return self._db.execute("SELECT module, item, kind, card FROM cards WHERE course = ? ORDER BY module, item",
+                                (self.course,)).fetchall()
 
     def save_card(self, module: str, item: str, kind: str, card_json: str) -> None:
         with self._db:
-            self._db.execute("INSERT OR REPLACE INTO cards (module, item, kind, card) VALUES (?, ?, ?, ?)",
-                             (module, item, kind, card_json))
+            self._db.execute("INSERT OR REPLACE INTO cards (course, module, item, kind, card) VALUES (?, ?, ?, ?, ?)",
+                             (self.course, module, item, kind, card_json))
 
     def set_position(self, module: str, item: str) -> None:
-        with self._db:
-            self._db.execute("INSERT OR REPLACE INTO position (key, module, item, at) VALUES ('last', ?, ?, ?)",
-                             (module, item, _now()))
+        self.set_position_at(module, item, _now())
 
     def position(self) -> tuple[str, str] | None:
-        row = self._db.execute("SELECT module, item FROM position WHERE key = 'last'").fetchone()
+        row = self._db.execute("SELECT module, item FROM position WHERE key = ?", (self.course,)).fetchone()
         return (row[0], row[1]) if row else None
 
     def position_at(self) -> str:
-        row = self._db.execute("SELECT at FROM position WHERE key = 'last'").fetchone()
+        row = self._db.execute("SELECT at FROM position WHERE key = ?", (self.course,)).fetchone()
         return row[0] if row else ""
 
     def set_position_at(self, module: str, item: str, at: str) -> None:
         with self._db:
-            self._db.execute("INSERT OR REPLACE INTO position (key, module, item, at) VALUES ('last', ?, ?, ?)",
-                             (module, item, at))
+            self._db.execute("INSERT OR REPLACE INTO position (key, module, item, at) VALUES (?, ?, ?, ?)",
+                             (self.course, module, item, at))
 
 
     def setting(self, key: str) -> str | None:
@@ -199,8 +233,9 @@ def _connect(path: Path) -> sqlite3.Connection:
                                "update pytorch-tutor to use it")
         else:
             _migrate(db, int(row[0]))
+        db.execute(_AFTER_MIGRATIONS)
         columns = {r[1] for r in db.execute("PRAGMA table_info(attempts)")}
-        if not {"module", "item", "kind", "correct"} <= columns:
+        if not {"course", "module", "item", "kind", "correct"} <= columns:
             raise sqlite3.DatabaseError("the profile's tables are not the tutor's")
     except sqlite3.DatabaseError:
         db.close()

@@ -1,42 +1,70 @@
-"""Profile export and import: one versioned JSON file that merges two machines' histories."""
+"""Profile export and import: one versioned JSON file that merges two machines' histories.
+
+Version 2 carries every course the profile holds (each attempt, card and position
+names its course) and the lab workspace's files. A version 1 file predates course
+ids: its rows are the built-in course's, as the profile migration says.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tutor.progress.store import KINDS, Attempt, ProfileStore
+from tutor.progress import workspace_files
+from tutor.progress.store import BUILTIN_COURSE_ID, KINDS, Attempt, ProfileStore
 
 FORMAT = "pytorch-tutor-profile"
-VERSION = 1
+VERSION = 2
 MAX_IMPORT_BYTES = 64 << 20
 
 
-def export_profile(store: ProfileStore, path: Path) -> int:
-    """Write every attempt, card and the position to ``path``; return the number of attempts."""
-    attempts = store.attempts()
-    position = store.position()
-    data = {
-        "format": FORMAT,
-        "version": VERSION,
-        "attempts": [asdict(a) for a in attempts],
-        "cards": [{"module": m, "item": i, "kind": k, "card": c} for m, i, k, c in store.cards()],
-        "position": ({"module": position[0], "item": position[1], "at": store.position_at()}
-                     if position else None),
-    }
+@dataclass
+class ExportReport:
+    attempts: int
+    courses: int
+    files: int
+    skipped: list[str] = field(default_factory=list)  # workspace files left out, with why
+
+
+@dataclass
+class ImportReport:
+    added: int
+    present: int
+    files: int = 0
+    kept: list[str] = field(default_factory=list)  # local workspace files moved aside for an imported one
+
+
+def export_profile(store: ProfileStore, path: Path, workspace: Path | None = None) -> ExportReport:
+    """Write every course's attempts, cards and position, and the workspace's files, to ``path``."""
+    current = store.course
+    attempts, cards, positions = [], [], []
+    courses = store.courses()
+    try:
+        for course in courses:
+            store.use_course(course)
+            attempts += [asdict(a) for a in store.attempts()]
+            cards += [{"course": course, "module": m, "item": i, "kind": k, "card": c} for m, i, k, c in store.cards()]
+            if (position := store.position()) is not None:
+                positions.append({"course": course, "module": position[0], "item": position[1],
+                                  "at": store.position_at()})
+    finally:
+        store.use_course(current)
+    files, skipped = workspace_files.collect(workspace) if workspace is not None else ([], [])
+    data = {"format": FORMAT, "version": VERSION, "attempts": attempts, "cards": cards, "positions": positions,
+            "workspace": files}
     tmp = Path(path).with_name(Path(path).name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
     tmp.replace(path)
-    return len(attempts)
+    return ExportReport(len(attempts), len(courses), len(files), skipped)
 
 
 def _key(a: Attempt) -> tuple:
     return (a.at, a.module, a.item, a.kind, json.dumps(a.answers, sort_keys=True), bool(a.correct))
 
 
-def import_profile(store: ProfileStore, path: Path) -> tuple[int, int]:
-    """Merge ``path`` into ``store``; return (attempts added, attempts already present).
+def import_profile(store: ProfileStore, path: Path, workspace: Path | None = None) -> ImportReport:
+    """Merge ``path`` into ``store`` (and its files into ``workspace``).
 
     Raises ``ValueError`` with a message naming the problem; nothing is written then.
     """
@@ -57,23 +85,49 @@ def import_profile(store: ProfileStore, path: Path) -> tuple[int, int]:
         raise ValueError(f"{path} was exported by a newer pytorch-tutor (format {data.get('version')}); update first")
     incoming = [_attempt(raw, i) for i, raw in enumerate(data.get("attempts") or [])]
     cards = [_card(raw, i) for i, raw in enumerate(data.get("cards") or [])]
+    positions = data.get("positions") or []
+    if data["version"] == 1 and isinstance(data.get("position"), dict):
+        positions = [data["position"]]
+    positions = [p for p in positions if isinstance(p, dict)
+                 and all(isinstance(p.get(k), str) for k in ("module", "item", "at"))]
+    files = workspace_files.validate(data.get("workspace")) if workspace is not None else []
 
-    existing = {_key(a) for a in store.attempts()}
+    current = store.course
     added = 0
-    for attempt in sorted(incoming, key=lambda a: a.at):
-        if _key(attempt) in existing:
-            continue
-        store.record(attempt)
-        existing.add(_key(attempt))
-        added += 1
-    queue = ReviewQueue(store)
-    for module, item, kind, raw_card in cards:
-        queue.merge_card(module, item, kind, raw_card)
-    position = data.get("position")
-    if isinstance(position, dict) and all(isinstance(position.get(k), str) for k in ("module", "item", "at")):
-        if position["at"] > store.position_at():
-            store.set_position_at(position["module"], position["item"], position["at"])
-    return added, len(incoming) - added
+    try:
+        by_course: dict[str, list[Attempt]] = {}
+        for attempt in incoming:
+            by_course.setdefault(attempt.course, []).append(attempt)
+        for course, attempts in by_course.items():
+            store.use_course(course)
+            existing = {_key(a) for a in store.attempts()}
+            for attempt in sorted(attempts, key=lambda a: a.at):
+                if _key(attempt) in existing:
+                    continue
+                store.record(attempt)
+                existing.add(_key(attempt))
+                added += 1
+        for course, module, item, kind, raw_card in cards:
+            store.use_course(course)
+            ReviewQueue(store).merge_card(module, item, kind, raw_card)
+        for position in positions:
+            store.use_course(_course_of(position))
+            if position["at"] > store.position_at():
+                store.set_position_at(position["module"], position["item"], position["at"])
+    finally:
+        store.use_course(current)
+    written, kept = workspace_files.place(workspace, files) if workspace is not None else (0, [])
+    return ImportReport(added, len(incoming) - added, written, kept)
+
+
+def _course_of(raw: dict) -> str:
+    """A row's course; rows from before course ids (format 1) are the built-in course's."""
+    course = raw.get("course")
+    if course is None:
+        return BUILTIN_COURSE_ID
+    if not isinstance(course, str) or not course.strip() or len(course) > 4096:
+        raise ValueError("a row names a course that is not text")
+    return course
 
 
 def _attempt(raw: object, index: int) -> Attempt:
@@ -86,6 +140,7 @@ def _attempt(raw: object, index: int) -> Attempt:
             answers=dict(raw.get("answers") or {}), observed=dict(raw.get("observed") or {}),
             verdict=dict(raw.get("verdict") or {}), seconds=float(raw.get("seconds") or 0.0), at=str(raw["at"]),
             confidence=raw.get("confidence") if raw.get("confidence") in (1, 2, 3) else None,
+            course=_course_of(raw),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{where} is malformed: {exc}") from None
@@ -94,7 +149,7 @@ def _attempt(raw: object, index: int) -> Attempt:
     return attempt
 
 
-def _card(raw: object, index: int) -> tuple[str, str, str, str]:
+def _card(raw: object, index: int) -> tuple[str, str, str, str, str]:
     from fsrs import Card
 
     if not isinstance(raw, dict) or not all(isinstance(raw.get(k), str) for k in ("module", "item", "kind", "card")):
@@ -103,4 +158,4 @@ def _card(raw: object, index: int) -> tuple[str, str, str, str]:
         Card.from_json(raw["card"])
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"card {index} cannot be read: {exc}") from None
-    return raw["module"], raw["item"], raw["kind"], raw["card"]
+    return _course_of(raw), raw["module"], raw["item"], raw["kind"], raw["card"]

@@ -1,0 +1,116 @@
+"""The lab workspace in a profile export: the learner's own files, carried between machines.
+
+On export every regular file under the profile's workspace goes in as text. On import
+every path is checked before anything is written: relative, plain components, no
+'..', contained in the workspace once links are resolved, and capped in size and
+count. A local file that differs is kept beside the imported one, never overwritten.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+MAX_FILE_BYTES = 1 << 20  # a lab file is a few KiB; a megabyte is not a lab file
+MAX_TOTAL_BYTES = 16 << 20
+MAX_FILES = 2000
+MAX_DEPTH = 4
+_COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def collect(workspace: Path) -> tuple[list[dict], list[str]]:
+    """(files as {"path", "text"}, what was left out and why) for every file under ``workspace``."""
+    files: list[dict] = []
+    skipped: list[str] = []
+    total = 0
+    if not workspace.is_dir():
+        return files, skipped
+    for path in sorted(workspace.rglob("*")):
+        relative = path.relative_to(workspace).as_posix()
+        if path.is_symlink() or not path.is_file():
+            if path.is_symlink():
+                skipped.append(f"{relative}: a link")
+            continue
+        if path_problem(relative):
+            skipped.append(f"{relative}: {path_problem(relative)}")
+            continue
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES or total + size > MAX_TOTAL_BYTES or len(files) >= MAX_FILES:
+            skipped.append(f"{relative}: too large to carry")
+            continue
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            skipped.append(f"{relative}: not UTF-8 text")
+            continue
+        files.append({"path": relative, "text": text})
+        total += size
+    return files, skipped
+
+
+def path_problem(relative: str) -> str:
+    """Why ``relative`` may not name a workspace file, or ``""``."""
+    if not isinstance(relative, str) or not relative:
+        return "not a path"
+    if relative.startswith("/") or "\\" in relative or "\0" in relative:
+        return "not a relative path"
+    parts = relative.split("/")
+    if len(parts) > MAX_DEPTH:
+        return "nested too deeply"
+    if not all(_COMPONENT.fullmatch(p) and ".." not in p for p in parts):
+        return "a path component that is not a plain name"
+    return ""
+
+
+def validate(raw: object) -> list[tuple[str, str]]:
+    """The export's workspace files as (relative path, text); ``ValueError`` naming the first bad one."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or len(raw) > MAX_FILES:
+        raise ValueError(f"the workspace list is malformed or holds more than {MAX_FILES} files")
+    files, total, seen = [], 0, set()
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
+            raise ValueError(f"workspace file {i} is malformed")
+        relative = entry.get("path")
+        if (why := path_problem(relative)):
+            raise ValueError(f"workspace file {str(relative)[:80]!r}: {why}")
+        if relative in seen:
+            raise ValueError(f"workspace file {relative!r} is listed twice")
+        size = len(entry["text"].encode("utf-8"))
+        total += size
+        if size > MAX_FILE_BYTES or total > MAX_TOTAL_BYTES:
+            raise ValueError(f"workspace file {relative!r}: larger than the import allows")
+        seen.add(relative)
+        files.append((relative, entry["text"]))
+    return files
+
+
+def contained(workspace: Path, relative: str) -> Path:
+    """``workspace / relative``, refused unless it stays inside once links are resolved."""
+    target = workspace / relative
+    root = workspace.resolve()
+    if not target.resolve().is_relative_to(root) or target.resolve() == root:
+        raise ValueError(f"workspace file {relative!r} would lie outside the workspace")
+    return target
+
+
+def place(workspace: Path, files: list[tuple[str, str]]) -> tuple[int, list[str]]:
+    """Write the validated ``files``; return (files written, local files kept aside)."""
+    targets = [(contained(workspace, relative), text) for relative, text in files]  # every check before a write
+    written, kept = 0, []
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for target, text in targets:
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            raise ValueError(f"{target} is not a plain file; nothing more was written")
+        if target.exists():
+            if target.read_bytes() == text.encode("utf-8"):
+                continue
+            aside = target.with_name(f"{target.stem}.before-import-{stamp}{target.suffix}")
+            target.rename(aside)
+            kept.append(str(aside))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        written += 1
+    return written, kept
