@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Iterable, TextIO
 
 from tutor.course.errors import LessonError
+from tutor.course.giveaway import course_giveaways
 from tutor.course.loader import Course, is_course_dir, load_course, load_module_file
 from tutor.course.schema import Drill, Module
 from tutor.grading import describe_error, grade, request_for
@@ -53,6 +54,9 @@ def validate(paths: Iterable[Path], out: TextIO) -> int:
     errors = [e for t in targets for e in t.errors]
     for error in errors:
         print(error, file=out)
+    warnings = course_giveaways(m for t in targets for m in t.modules)
+    for warning in warnings:
+        print(warning, file=out)
     modules = sum(len(t.modules) for t in targets)
     drills = sum(len(m.drills) for t in targets for m in t.modules)
     checks = sum(len(m.self_checks) for t in targets for m in t.modules)
@@ -63,6 +67,7 @@ def validate(paths: Iterable[Path], out: TextIO) -> int:
                   f"{coming} coming", file=out)
     elapsed = time.perf_counter() - started
     status = "ok" if not errors else f"{len(errors)} error(s)"
+    status += f", {len(warnings)} giveaway warning(s)" if warnings else ""
     print(f"validate: {status} — {modules} module(s), {drills} drill(s), {checks} self-check(s) "
           f"in {elapsed:.2f} s", file=out)
     return 1 if errors else 0
@@ -75,6 +80,7 @@ class DrillReport:
     seconds: float
     problems: list[str]
     kind: str = "prediction"  # prediction | repair | lab, and "+processes" etc. for what it was granted
+    observed: dict[str, str] = field(default_factory=dict)  # ask key -> observed value, for the giveaway check
 
     @property
     def ok(self) -> bool:
@@ -115,6 +121,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillRe
         problems.append(f"check {obs.check}: {obs.check_message}")
 
     outcome = grade(drill, {}, result)
+    observed: dict[str, str] = {}
     for ask_outcome in outcome.asks:
         ask = ask_outcome.ask
         if ask_outcome.problem:
@@ -125,6 +132,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillRe
             problems.append(f"ask {ask.key!r}: {verdict.problem if verdict else 'not judged'}")
             continue
         described = obs.asks[ask.key].value
+        observed[ask.key] = verdict.observed
         if not judge(ask, verdict.observed, described).correct:
             problems.append(f"ask {ask.key!r}: the judge rejects the observed value typed back ({verdict.observed!r})")
         problems.extend(_examples_answering(ask, described))
@@ -150,7 +158,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillRe
             problems.extend(f"solution fence rule: {f}" for f in fixed_obs.fence)
     if problems:
         problems.extend(_output_tail(result))
-    return DrillReport(module.id, drill.id, time.perf_counter() - started, problems, _kind(drill))
+    return DrillReport(module.id, drill.id, time.perf_counter() - started, problems, _kind(drill), observed)
 
 
 def _kind(drill: Drill) -> str:
@@ -215,6 +223,13 @@ def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, paral
     parallel = parallel or max(1, os.cpu_count() or 1)
     reports = asyncio.run(_check_all(jobs, parallel, out))
     failed = [r for r in reports if not r.ok]
+    fresh: dict[str, dict[str, dict[str, str]]] = {}
+    for (module, drill), report in zip(jobs, reports):
+        if report.ok:
+            fresh.setdefault(module.file, {})[drill.id] = report.observed
+    warnings = course_giveaways((m for t in targets for m in t.modules), fresh)
+    for warning in warnings:
+        print(warning, file=out)
     elapsed = time.perf_counter() - started
     slowest = sorted(reports, key=lambda r: r.seconds, reverse=True)[:3]
     if slowest:
@@ -223,5 +238,6 @@ def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, paral
         for line in _timing_summary(reports):
             print(line, file=out)
     status = "ok" if not failed and not errors else f"{len(failed)} drill(s) failed, {len(errors)} file error(s)"
+    status += f", {len(warnings)} giveaway warning(s)" if warnings else ""
     print(f"check: {status} — {len(reports)} drill(s) in {elapsed:.1f} s on {parallel} worker(s)", file=out)
     return 1 if failed or errors else 0

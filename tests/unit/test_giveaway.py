@@ -1,0 +1,133 @@
+"""The giveaway check: nothing a learner reads before the reveal may answer the drill."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from tutor.authoring import validate
+from tutor.course.giveaway import drill_giveaways, module_giveaways
+from tutor.course.loader import load_course, load_module_file
+from tutor.course import observed_record
+from tutor.locations import builtin_course_dir
+
+DRILL = """\
+format_version: 1
+module: "03"
+intro: |
+  A tensor is a view onto a flat block of memory: sizes, strides and an offset.
+drills:
+  - id: transpose
+    title: {title}
+    prompt: |
+      `x` is a contiguous 2x3 tensor and `y = x.t()`. Predict `y`'s strides and whether it is contiguous.
+    setup: |
+      import torch
+      x = torch.arange(6.).reshape(2, 3)
+    code: |
+      y = x.t()
+    ask:
+      - {{expr: y.stride(), kind: stride}}
+      - {{expr: y.is_contiguous(), kind: bool}}
+    explanation: A transpose swaps the two strides; no element moves.
+    hints: [How many elements apart are neighbours in a row of x?]
+    wrong_answers:
+      - expr: y.stride()
+        answer: "(3, 1)"
+        misconception: a transpose copies the data into a fresh row-major layout
+"""
+OBSERVED = {"y.stride()": "(1, 3)", "y.is_contiguous()": "no"}
+
+
+def module_with(tmp_path: Path, title: str, intro: str | None = None):
+    text = DRILL.format(title=title)
+    if intro is not None:
+        text = text.replace("A tensor is a view onto a flat block of memory: sizes, strides and an offset.", intro)
+    path = tmp_path / "03_views.yaml"
+    path.write_text(text)
+    module, errors = load_module_file(path)
+    assert module is not None, errors
+    return module
+
+
+def test_a_title_holding_the_observed_answer_is_warned_about(tmp_path):
+    module = module_with(tmp_path, "Strides (1, 3) after a transpose")
+    [warning] = drill_giveaways(module, module.drills[0], OBSERVED)
+    assert warning.where == "title" and "(1, 3)" in warning.reason and "y.stride()" in warning.reason
+    assert str(warning).startswith(f"{module.file}:{module.drills[0].line}: warning: drill 'transpose'")
+
+
+def test_the_answer_in_another_spelling_or_in_the_first_hint_is_found(tmp_path):
+    module = module_with(tmp_path, "Transposing a 1x3 layout")
+    assert [g.where for g in drill_giveaways(module, module.drills[0], OBSERVED)] == ["title"]
+    module = module_with(tmp_path, "Transposing a matrix")
+    leaky = module.drills[0].__class__(**{**module.drills[0].__dict__, "hints": ("The strides are (1, 3).",)})
+    assert [g.where for g in drill_giveaways(module, leaky, OBSERVED)] == ["first hint"]
+
+
+def test_a_neutral_title_is_not_warned_about(tmp_path):
+    for title in ("Transposing a matrix", "What a transpose does to strides", "Strides after x.t()"):
+        module = module_with(tmp_path, title)
+        assert drill_giveaways(module, module.drills[0], OBSERVED) == [], title
+
+
+def test_a_title_that_states_the_outcome_is_warned_about_without_any_observation(tmp_path):
+    module = module_with(tmp_path, "A transpose moves no data")
+    [warning] = drill_giveaways(module, module.drills[0], None)
+    assert warning.where == "title" and "move" in warning.reason
+    # the same words as a question, or as a gerund, name a topic: no warning
+    for title in ("Does a transpose move data?", "Moving data with a transpose"):
+        module = module_with(tmp_path, title)
+        assert drill_giveaways(module, module.drills[0], None) == [], title
+
+
+def test_an_intro_that_names_the_misconception_is_warned_about(tmp_path):
+    leaky = "Remember that a transpose never copies the data into a fresh row-major layout."
+    module = module_with(tmp_path, "Transposing a matrix", intro=leaky)
+    [warning] = drill_giveaways(module, module.drills[0], None)
+    assert warning.where == "module intro" and "'(3, 1)'" in warning.reason
+
+
+def test_a_value_the_code_shows_is_not_a_leak(tmp_path):
+    module = module_with(tmp_path, "Transposing a 2x3 tensor")
+    assert drill_giveaways(module, module.drills[0], {"y.stride()": "(2, 3)"}) == []
+
+
+def test_checks_record_is_used_by_validate_until_the_code_changes(tmp_path):
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "course.yaml").write_text(
+        'format_version: 1\ntitle: T\nparts:\n  - {id: p, title: P}\nmodules:\n'
+        '  - {id: "03", part: p, requires: [], title: Views, file: 03_views.yaml}\n')
+    module = module_with(course, "Strides (1, 3) after a transpose")
+
+    out = io.StringIO()
+    validate([course], out)
+    assert "giveaway" not in out.getvalue()  # nothing recorded yet, and the title states no outcome
+
+    observed_record.save(module, {"transpose": OBSERVED})
+    out = io.StringIO()
+    assert validate([course], out) == 0  # a warning, not an error
+    assert "warning: drill 'transpose': the title contains the observed answer" in out.getvalue()
+    assert "1 giveaway warning(s)" in out.getvalue()
+
+    changed = Path(module.file)
+    changed.write_text(changed.read_text().replace("y = x.t()", "y = x.t().contiguous()"))
+    out = io.StringIO()
+    validate([course], out)
+    assert "giveaway" not in out.getvalue()  # the record no longer describes this code
+
+
+def test_a_record_holds_only_what_it_was_given(tmp_path):
+    module = module_with(tmp_path, "Transposing a matrix")
+    assert observed_record.load(module) == {}
+    observed_record.save(module, {"transpose": OBSERVED, "no-such-drill": {"a": "1"}})
+    assert observed_record.load(module) == {"transpose": OBSERVED}
+    observed_record.record_path(module).write_text("{not json")
+    assert observed_record.load(module) == {}
+
+
+def test_the_builtin_course_gives_nothing_away():
+    course = load_course(builtin_course_dir(), "builtin")
+    found = [str(g) for m in course.modules() for g in module_giveaways(m, observed_record.load(m))]
+    assert found == []

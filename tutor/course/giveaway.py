@@ -1,0 +1,234 @@
+"""Does anything a learner reads before the reveal give a drill's answer away?
+
+Before a drill is answered the learner sees the module intro, the drill's title,
+its prompt, each ask's question and input placeholder, and (on request) the first
+hint tier. None of these may answer the drill. Two kinds of leak are looked for:
+
+* **the answer itself**: the value ``pytorch-tutor check`` observed for an ask
+  (recorded by :mod:`tutor.course.observed_record`), in the spellings a learner
+  would recognise — ``(3, 1)`` / ``3x1``, ``float32``, ``RuntimeError``,
+  ``MulBackward0``. A value that the drill's own code already shows is not a
+  leak (repeating the code in words tells nothing), and small numbers and
+  yes/no answers are too common to judge by their spelling.
+* **a misconception's keywords**: a short text (title, question, first hint)
+  that shares two or more outcome words with a wrong answer's misconception,
+  beyond the words the code already names, is stating or denying that
+  misconception — the answer in other words ("A transpose moves no data" against
+  "a transpose copies the data"). For the intro, which is long, the test is a
+  sentence sharing three.
+
+Nothing here imports torch: ``validate`` stays fast.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from tutor.course.schema import Ask, Drill, Module
+from tutor.judge.kinds import KIND_FORMS
+
+# Words that say nothing about an outcome; the rest of a misconception is what it claims.
+_STOP = frozenset("""
+a an the and or but if then than that this these those there their them they it its it's is are was were be been
+being has have had do does did of in on at to for from by with without into onto over under as so such not no nor
+only also just very more most less each every any all some one two both either neither which what when where who
+whom whose why how your you yours we our us i me my mine he she his her can could would should will shall may
+might must same other another because while after before about per via like e.g. i.e. etc here
+""".split())
+# Short technical words that still carry meaning; everything else under 4 letters is noise.
+_SHORT_KEEP = frozenset({"nan", "inf", "copy", "view", "zero", "none", "true", "false", "grad", "same", "new", "old"})
+
+# Words that state an outcome (after _stem): a title holding one, and sharing the misconception's other
+# words, is a claim about what happens, not a topic.
+_OUTCOME = frozenset("""
+copy copi copie share alias same differ zero nan inf never always still twice keep alive leak break broke lost
+drop ignor raise fail silent return self equal move unchang nothing empty wrong stale reset overwri leav none
+reduc
+
+""".split())
+
+_WORD = re.compile(r"[a-z][a-z0-9]*")
+_SENTENCE = re.compile(r"(?<=[.!?:;])\s+|\n\s*\n|\n\s*[-*]\s+")
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ies", "ied", "es", "ed", "ly", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            word = word[: -len(suffix)]
+            break
+    return word[:7]  # "contiguous"/"contiguity", "broadcast"/"broadcasting" meet here
+
+
+def _stems(text: str) -> set[str]:
+    words = _WORD.findall(_plain(text))
+    return {_stem(w) for w in words if w not in _STOP and (len(w) >= 4 or w in _SHORT_KEEP)}
+
+
+def _plain(text: str) -> str:
+    """Lower-case prose with Markdown marks and id hyphens turned into spaces."""
+    return re.sub(r"[`*_\-]+", " ", text.lower())
+
+
+def _squash(text: str) -> str:
+    """For value spellings: lower case, Markdown marks gone, spaces folded."""
+    return re.sub(r"\s+", " ", re.sub(r"[`*]", "", text.lower()))
+
+
+@dataclass(frozen=True)
+class Giveaway:
+    """One text shown before the reveal that may answer a drill."""
+
+    file: str
+    line: int
+    drill: str
+    where: str  # title, intro, prompt, question of <ask>, placeholder of <ask>, first hint
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: warning: drill {self.drill!r}: the {self.where} {self.reason}"
+
+
+def _value_spellings(kind: str, observed: str) -> list[str]:
+    """How a learner would recognise ``observed`` (check's rendering) in prose; [] when too common to judge."""
+    text = observed.strip()
+    if kind in ("shape", "stride"):
+        dims = re.findall(r"-?\d+", text)
+        if len(dims) < 2 and not (dims and len(dims[0]) >= 2):
+            return []  # (), (4,), (1,): every prompt has them
+        return [f"({', '.join(dims)})", f"({','.join(dims)})", f"[{', '.join(dims)}]", "x".join(dims), "×".join(dims)]
+    if kind in ("int", "float"):
+        digits = text.rstrip(".")
+        if not re.fullmatch(r"-?[\d.]+(e-?\d+)?", digits) or len(digits.lstrip("-").replace(".", "")) < 2:
+            return []
+        return [digits]
+    if kind == "dtype":
+        name = text.removeprefix("torch.")
+        return [name] if name else []
+    if kind == "error":
+        return [text] if text.lower() != "no error" and len(text) >= 6 else []
+    if kind == "choice":
+        option = re.sub(r"^[a-z]\)\s*", "", text)
+        return [option] if len(option) >= 6 else []
+    if kind in ("text", "tensor", "value"):
+        return [text] if len(text) >= 4 and text.lower() not in ("none", "true", "false") else []
+    if kind == "names":
+        names = [n.strip() for n in text.split(",") if n.strip() and n.strip() != "(none)"]
+        return [", ".join(names)] if len(names) >= 2 else []
+    return []  # bool, device: judged by the misconception test only
+
+
+def _contains(haystack: str, spelling: str) -> bool:
+    """``spelling`` in ``haystack`` as a whole token (``12`` is not in ``120``; ``float32`` not in ``bfloat32``)."""
+    needle = _squash(spelling)
+    before = r"(?<![\w.])" if re.match(r"[\w.-]", needle) else ""
+    after = r"(?![\w])" if re.search(r"\w$", needle) else ""
+    return re.search(before + re.escape(needle) + after, _squash(haystack)) is not None
+
+
+def _shown_texts(drill: Drill, ask_of: Mapping[str, Ask]) -> list[tuple[str, str]]:
+    """(where, text) for what the learner reads before the reveal, the intro apart."""
+    texts = [("title", drill.title), ("prompt", drill.prompt)]
+    for ask in drill.asks:
+        texts.append((f"question of ask {ask.key!r}", ask.question))
+        texts.append((f"placeholder of ask {ask.key!r}", KIND_FORMS.get(ask.kind, ("", ""))[1]))
+    if drill.hints:
+        texts.append(("first hint", drill.hints[0]))
+    return texts
+
+
+def _code_words(drill: Drill) -> set[str]:
+    """What the code on screen already names: repeating it in prose tells the learner nothing."""
+    return _stems(re.sub(r"[_.()\[\],=]", " ", drill.setup + "\n" + drill.code + "\n" + drill.prompt))
+
+
+_QUESTION_WORDS = frozenset("which what how where when why whose who does do did is are can will".split())
+
+
+def _is_claim(title: str) -> bool:
+    """A title in sentence form (not a question, not led by a gerund) asserts something."""
+    words = _WORD.findall(_plain(title))
+    if not words or title.rstrip().endswith("?") or words[0] in _QUESTION_WORDS:
+        return False
+    lead = words[0] if words[0] not in ("a", "an", "the", "repair") else (words[1] if len(words) > 1 else "")
+    return not lead.endswith("ing")
+
+
+def drill_giveaways(module: Module, drill: Drill, observed: Mapping[str, str] | None = None) -> list[Giveaway]:
+    """Every pre-reveal text of ``drill`` that contains its observed answer or states a misconception.
+
+    ``observed`` maps an ask key to the value ``check`` observed, rendered as the judge renders it;
+    without it only the misconception test runs.
+    """
+    found: list[Giveaway] = []
+    ask_of = {a.key: a for a in drill.asks}
+    shown_code = drill.setup + "\n" + drill.code
+    texts = _shown_texts(drill, ask_of)
+    if module.intro.strip():
+        texts.append(("module intro", module.intro))
+
+    for key, value in (observed or {}).items():
+        ask = ask_of.get(key)
+        if ask is None:
+            continue
+        spellings = _value_spellings(ask.kind, value)
+        if any(_contains(shown_code, s) for s in spellings):
+            continue  # the code shows it: saying it again gives nothing away
+        for where, text in texts:
+            if where == "prompt" and ask.kind == "choice":
+                continue  # a prompt may talk about its own options
+            spelled = next((s for s in spellings if _contains(text, s)), None)
+            if spelled:
+                found.append(Giveaway(module.file, drill.line, drill.id, where,
+                                      f"contains the observed answer of ask {key!r} ({spelled})"))
+
+    topic = _code_words(drill)
+    title = _stems(drill.title) - topic
+    outcome = title & _OUTCOME
+    if outcome and _is_claim(drill.title):
+        related = sorted({w.answer for w in drill.wrong_answers if _stems(w.misconception) & title})
+        against = f"; it answers the wrong answer(s) {', '.join(map(repr, related))}" if related else ""
+        found.append(Giveaway(module.file, drill.line, drill.id, "title",
+                              f"states an outcome ({', '.join(sorted(outcome))}) that the code and prompt do not"
+                              f"{against}: name the topic (a noun phrase, a gerund or a question), not what happens"))
+    for wrong in drill.wrong_answers:
+        claim = _stems(wrong.misconception) - topic
+        for sentence in _SENTENCE.split(module.intro):
+            shared = claim & _stems(sentence)
+            if len(shared) >= 4 and shared & _OUTCOME:
+                found.append(Giveaway(module.file, drill.line, drill.id, "module intro",
+                                      f"has a sentence sharing {', '.join(sorted(shared))} with the misconception "
+                                      f"of wrong answer {wrong.answer!r}: {sentence.strip()[:80]!r}"))
+                break
+    return _unique(found)
+
+
+def _unique(found: Iterable[Giveaway]) -> list[Giveaway]:
+    seen, out = set(), []
+    for g in found:
+        key = (g.drill, g.where, g.reason)
+        if key not in seen:
+            seen.add(key)
+            out.append(g)
+    return out
+
+
+def module_giveaways(module: Module, observed: Mapping[str, Mapping[str, str]] | None = None) -> list[Giveaway]:
+    """:func:`drill_giveaways` for every drill but labs (a lab has nothing to predict)."""
+    observed = observed or {}
+    return [g for d in module.drills if not d.is_exercise for g in drill_giveaways(module, d, observed.get(d.id))]
+
+
+def course_giveaways(modules: Iterable[Module], fresh: Mapping[str, Mapping[str, str]] | None = None,
+                     ) -> list[Giveaway]:
+    """The warnings for ``modules``, with ``check``'s recorded observations (and ``fresh`` ones, keyed
+    ``module file -> drill id -> ask key``, which are recorded first)."""
+    from tutor.course import observed_record
+
+    found: list[Giveaway] = []
+    for module in modules:
+        if fresh and fresh.get(module.file):
+            observed_record.save(module, fresh[module.file])
+        found.extend(module_giveaways(module, observed_record.load(module)))
+    return found
