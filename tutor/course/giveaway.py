@@ -1,21 +1,25 @@
 """Does anything a learner reads before the reveal give a drill's answer away?
 
 Before a drill is answered the learner sees the module intro, the drill's title,
-its prompt, each ask's question and input placeholder, and (on request) the first
-hint tier. None of these may answer the drill. Two kinds of leak are looked for:
+its prompt, each ask's question and (on request) the first hint tier. None of
+these may answer the drill. Two kinds of leak are looked for:
 
 * **the answer itself**: the value ``pytorch-tutor check`` observed for an ask
-  (recorded by :mod:`tutor.course.observed_record`), in the spellings a learner
-  would recognise — ``(3, 1)`` / ``3x1``, ``float32``, ``RuntimeError``,
-  ``MulBackward0``. A value that the drill's own code already shows is not a
-  leak (repeating the code in words tells nothing), and small numbers and
-  yes/no answers are too common to judge by their spelling.
-* **a misconception's keywords**: a short text (title, question, first hint)
-  that shares two or more outcome words with a wrong answer's misconception,
-  beyond the words the code already names, is stating or denying that
-  misconception — the answer in other words ("A transpose moves no data" against
-  "a transpose copies the data"). For the intro, which is long, the test is a
-  sentence sharing three.
+  (recorded by :mod:`tutor.course.observed_record`; the schema declares no
+  expected values, and an observation is the truth anyway), in the spellings a
+  learner would recognise: ``(1, 3)`` / ``1x3``, ``84``, ``RuntimeError``,
+  ``MulBackward0``. A value the drill's code already shows is no leak, nor are
+  yes/no answers, one-digit numbers and dtypes, too common to judge by their
+  spelling. A prompt describes the inputs, and an answer often equals an
+  input's property, so there only identifiers and exceptions count.
+* **an outcome stated in the title**: a title in sentence form (not a question,
+  not led by a gerund) holding an outcome word the code and prompt do not
+  ("A transpose moves no data", "contiguous returns self") says what happens
+  instead of naming the topic. For the intro, the test is a sentence sharing
+  four words, one of them an outcome word, with a wrong answer's misconception.
+
+Both are heuristics tuned on the built-in course: they warn (``validate`` still
+passes) and a reviewer reads the warning.
 
 Nothing here imports torch: ``validate`` stays fast.
 """
@@ -27,7 +31,6 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from tutor.course.schema import Ask, Drill, Module
-from tutor.judge.kinds import KIND_FORMS
 
 # Words that say nothing about an outcome; the rest of a misconception is what it claims.
 _STOP = frozenset("""
@@ -71,9 +74,10 @@ def _plain(text: str) -> str:
     return re.sub(r"[`*_\-]+", " ", text.lower())
 
 
-def _squash(text: str) -> str:
-    """For value spellings: lower case, Markdown marks gone, spaces folded."""
-    return re.sub(r"\s+", " ", re.sub(r"[`*]", "", text.lower()))
+def _squash(text: str, keep_case: bool = False) -> str:
+    """For value spellings: Markdown code and bold marks gone, spaces folded (lower case unless ``keep_case``)."""
+    text = re.sub(r"\s+", " ", re.sub(r"`|\*\*", "", text))
+    return text if keep_case else text.lower()
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,7 @@ class Giveaway:
     file: str
     line: int
     drill: str
-    where: str  # title, intro, prompt, question of <ask>, placeholder of <ask>, first hint
+    where: str  # title, intro, prompt, question of <ask>, first hint
     reason: str
 
     def __str__(self) -> str:
@@ -119,12 +123,28 @@ def _value_spellings(kind: str, observed: str) -> list[str]:
     return []  # bool, device: judged by the misconception test only
 
 
-def _contains(haystack: str, spelling: str) -> bool:
-    """``spelling`` in ``haystack`` as a whole token (``12`` is not in ``120``; ``float32`` not in ``bfloat32``)."""
-    needle = _squash(spelling)
-    before = r"(?<![\w.])" if re.match(r"[\w.-]", needle) else ""
-    after = r"(?![\w])" if re.search(r"\w$", needle) else ""
-    return re.search(before + re.escape(needle) + after, _squash(haystack)) is not None
+def _contains(haystack: str, spelling: str, keep_case: bool = False) -> bool:
+    """``spelling`` in ``haystack`` as a whole token (``12`` is not in ``120`` or ``0.12``; ``float32`` is
+    in ``torch.float32`` but not in ``bfloat32``)."""
+    needle = _squash(spelling, keep_case)
+    before = r"(?<![\w.])" if re.match(r"[\d.-]", needle) else r"(?<!\w)" if re.match(r"\w", needle) else ""
+    after = r"(?!\w)" if re.search(r"\w$", needle) else ""
+    return re.search(before + re.escape(needle) + after, _squash(haystack, keep_case)) is not None
+
+
+# Which answers each text is searched for. A prompt and its questions describe the inputs, and an answer
+# often equals an input's property (a dtype kept, a shape unchanged, a value broadcast): only answers no
+# description needs (an identifier, an exception) count there. Dtypes are input descriptions everywhere;
+# an intro introduces the module's own names. (The answer box's examples are checked by ``check``
+# itself, with the judge, against every ask of their kind.)
+_EVERYWHERE = frozenset({"shape", "stride", "int", "float", "text", "error", "choice", "tensor", "value", "names"})
+_VALUE_KINDS_CHECKED = {
+    "title": _EVERYWHERE,
+    "first": _EVERYWHERE,  # the first hint
+    "module": frozenset({"shape", "stride", "int", "float", "error", "tensor", "value"}),
+    "prompt": frozenset({"text", "error"}),
+    "question": frozenset({"text", "error"}),
+}
 
 
 def _shown_texts(drill: Drill, ask_of: Mapping[str, Ask]) -> list[tuple[str, str]]:
@@ -132,7 +152,6 @@ def _shown_texts(drill: Drill, ask_of: Mapping[str, Ask]) -> list[tuple[str, str
     texts = [("title", drill.title), ("prompt", drill.prompt)]
     for ask in drill.asks:
         texts.append((f"question of ask {ask.key!r}", ask.question))
-        texts.append((f"placeholder of ask {ask.key!r}", KIND_FORMS.get(ask.kind, ("", ""))[1]))
     if drill.hints:
         texts.append(("first hint", drill.hints[0]))
     return texts
@@ -173,12 +192,15 @@ def drill_giveaways(module: Module, drill: Drill, observed: Mapping[str, str] | 
         if ask is None:
             continue
         spellings = _value_spellings(ask.kind, value)
-        if any(_contains(shown_code, s) for s in spellings):
+        exact = ask.kind == "text"  # "Tensor" the answer is not "tensor" the word
+        if any(_contains(shown_code, s, exact) for s in spellings):
             continue  # the code shows it: saying it again gives nothing away
         for where, text in texts:
-            if where == "prompt" and ask.kind == "choice":
-                continue  # a prompt may talk about its own options
-            spelled = next((s for s in spellings if _contains(text, s)), None)
+            if ask.kind not in _VALUE_KINDS_CHECKED[where.split(" ")[0]]:
+                continue
+            if where.startswith("question of ask") and where != f"question of ask {key!r}":
+                continue  # another ask's question may name what this one answers ("did encoder.weight ...")
+            spelled = next((s for s in spellings if _contains(text, s, exact)), None)
             if spelled:
                 found.append(Giveaway(module.file, drill.line, drill.id, where,
                                       f"contains the observed answer of ask {key!r} ({spelled})"))
