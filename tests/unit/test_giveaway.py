@@ -98,12 +98,12 @@ def test_checks_record_is_used_by_validate_until_the_code_changes(tmp_path):
     course = tmp_path / "course"
     course.mkdir()
     (course / "course.yaml").write_text(
-        'format_version: 1\ntitle: T\nparts:\n  - {id: p, title: P}\nmodules:\n'
+        'format_version: 1\nid: giveaway-test\ntitle: T\nparts:\n  - {id: p, title: P}\nmodules:\n'
         '  - {id: "03", part: p, requires: [], title: Views, file: 03_views.yaml}\n')
     module = module_with(course, "Strides (1, 3) after a transpose")
 
     out = io.StringIO()
-    validate([course], out)
+    assert validate([course], out) == 0, out.getvalue()
     assert "giveaway" not in out.getvalue()  # nothing recorded yet, and the title states no outcome
 
     observed_record.save(module, {"transpose": OBSERVED})
