@@ -96,6 +96,11 @@ def _examples_answering(ask, described) -> list[str]:
 async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillReport:
     """Run one drill and prove each of its claims; return what failed."""
     started = time.perf_counter()
+    if drill.is_exercise:  # starter fails, reference passes, each wrong submission rejected by its test
+        from tutor.judge.lab_check import lab_problems
+
+        problems = await lab_problems(drill, sandbox)
+        return DrillReport(module.id, drill.id, time.perf_counter() - started, problems, _kind(drill))
     problems: list[str] = []
     result = await sandbox.run(request_for(drill))
     if not result.ok:
@@ -104,20 +109,14 @@ async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillRe
     obs = result.observation
     assert obs is not None
     observes_code_error = any(a.observes_code_error for a in drill.asks)
-    if drill.is_exercise:
-        if obs.error is None and obs.check == "passed":
-            problems.append("the starter already passes the check: an unsolved exercise must fail")
-        # the probe calls the learner's functions: an unsolved starter may fail there too
-        if obs.error is not None and obs.error.phase not in ("code", "probe"):
-            problems.append(f"{obs.error.phase} raised {describe_error(obs.error)}")
-    elif obs.error is not None and (obs.error.phase != "code" or not observes_code_error):
+    if obs.error is not None and (obs.error.phase != "code" or not observes_code_error):
         problems.append(f"{obs.error.phase} raised {describe_error(obs.error)}")
     if obs.fence:
         problems.extend(f"fence rule: {f}" for f in obs.fence)
     if drill.is_repair:
         if obs.check != "failed":
             problems.append(f"check should fail on the seeded bug, but it {obs.check}")
-    elif not drill.is_exercise and drill.check.strip() and obs.check != "passed":
+    elif drill.check.strip() and obs.check != "passed":
         problems.append(f"check {obs.check}: {obs.check_message}")
 
     outcome = grade(drill, {}, result)
@@ -145,7 +144,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillRe
             elif v.correct:
                 problems.append(f"wrong answer {wrong.answer!r} for {ask.key!r} is accepted: observed {v.observed}")
 
-    if drill.is_repair or drill.is_exercise:
+    if drill.is_repair:
         fixed = await sandbox.run(request_for(drill, code=drill.solution))
         fixed_obs = fixed.observation
         if not fixed.ok or fixed_obs is None:

@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from tutor.course.schema import Ask, Drill
-from tutor.judge import Verdict, judge
+from tutor.judge import Verdict, judge, labs
 from tutor.sandbox.protocol import AskSpec, ErrorInfo, RunRequest
 from tutor.sandbox.client import RunResult
 
 
-def request_for(drill: Drill, code: str | None = None) -> RunRequest:
-    """The run request for ``drill``, optionally with the learner's edited code."""
+def request_for(drill: Drill, code: str | None = None, files: Mapping[str, str] | None = None) -> RunRequest:
+    """The run request for ``drill``, optionally with the learner's edited code.
+
+    ``files``: a lab's other files and earlier stages by module name (see ``judge.labs``).
+    """
     asks = tuple(
         AskSpec(a.key, a.expr, "raises" if a.kind == "error" and a.expr else "value") for a in drill.asks
     )
@@ -26,8 +30,9 @@ def request_for(drill: Drill, code: str | None = None) -> RunRequest:
     judged = drill.is_repair or drill.is_exercise
     # a module's shared setup runs first, in both halves of a judged run
     setup = f"{drill.module_setup}\n{drill.setup}" if drill.module_setup.strip() else drill.setup
-    return RunRequest(code=drill.code if code is None else code, setup=setup, check=drill.check,
-                      asks=asks, timeout=drill.timeout, needs=drill.needs, probe=drill.probe, judged=judged)
+    code = drill.code if code is None else code
+    return RunRequest(code=code, setup=setup, check=drill.check, asks=asks, timeout=drill.timeout,
+                      needs=drill.needs, probe=drill.probe, judged=judged, **labs.request_fields(drill, code, files))
 
 
 @dataclass
@@ -46,6 +51,8 @@ class AskOutcome:
 class DrillOutcome:
     result: RunResult
     asks: list[AskOutcome] = field(default_factory=list)
+    tests: list[labs.LabTestResult] = field(default_factory=list)  # a lab's named tests (its `check` is one)
+    misconception: str = ""  # a lab: the learner's file is a listed wrong submission
 
     @property
     def error(self) -> ErrorInfo | None:
@@ -110,6 +117,9 @@ def grade(drill: Drill, answers: dict[str, str], result: RunResult) -> DrillOutc
     """Judge each answer (keyed by ask key) against what the run observed."""
     outcome = DrillOutcome(result)
     observation = result.observation
+    if drill.is_exercise and result.ok:
+        outcome.tests = labs.test_results(drill, observation)
+        outcome.misconception = labs.misconception(drill, observation)
     for ask in drill.asks:
         answer = answers.get(ask.key, "")
         if observation is None:

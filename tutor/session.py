@@ -232,7 +232,9 @@ class Session:
 
 def code_run_passed(outcome: DrillOutcome) -> bool:
     """Edited code counts as repaired or solved when it runs cleanly and its check passes."""
-    return outcome.result.ok and outcome.check == "passed" and not outcome.fence and outcome.error is None
+    if not (outcome.result.ok and not outcome.fence and outcome.error is None):
+        return False
+    return all(t.passed for t in outcome.tests) if outcome.tests else outcome.check == "passed"
 
 
 def _observed(outcome: DrillOutcome) -> dict:

@@ -13,9 +13,61 @@ MAX_EXERCISE_BYTES = 256 * 1024
 
 def exercise_path(profile: str, module_id: str, drill: Drill) -> Path:
     """The lab's file in the workspace; ``ValueError`` for ids that could name another place."""
-    if not (is_safe_id(module_id) and is_safe_id(drill.id)):
-        raise ValueError(f"exercise {module_id[:40]!r}/{drill.id[:40]!r}: not a safe id")
-    return inside(workspace_dir(profile), f"{file_stem(module_id)}_{file_stem(drill.id)}.py")
+    return _lab_path(profile, module_id, drill.id)
+
+
+def _lab_path(profile: str, module_id: str, drill_id: str, suffix: str = ".py") -> Path:
+    if not (is_safe_id(module_id) and is_safe_id(drill_id)):
+        raise ValueError(f"exercise {module_id[:40]!r}/{drill_id[:40]!r}: not a safe id")
+    return inside(workspace_dir(profile), f"{file_stem(module_id)}_{file_stem(drill_id)}{suffix}")
+
+
+def other_file_path(profile: str, module_id: str, drill: Drill, name: str) -> Path:
+    """A multi-file lab's other file: ``<lab>/<name>.py`` beside the lab's main file."""
+    folder = _lab_path(profile, module_id, drill.id, suffix="")
+    return inside(folder, f"{name.replace('.', '_')}.py")
+
+
+def _reference_marker(profile: str, module_id: str, drill_id: str) -> Path:
+    return _lab_path(profile, module_id, drill_id, suffix=".use-reference")
+
+
+def use_reference(profile: str, module_id: str, drill_id: str, on: bool = True) -> None:
+    """Switch an earlier stage of chained labs to its reference (``on``) or back to the learner's file."""
+    marker = _reference_marker(profile, module_id, drill_id)
+    if on:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text("later labs import this stage's reference solution\n", encoding="utf-8")
+    else:
+        marker.unlink(missing_ok=True)
+
+
+def uses_reference(profile: str, module_id: str, drill_id: str) -> bool:
+    return _reference_marker(profile, module_id, drill_id).exists()
+
+
+def lab_files(profile: str, module_id: str, drill: Drill) -> tuple[dict[str, str], list[str]]:
+    """A lab's other files and earlier stages, by module name, as the learner has them; and notes.
+
+    A stage the learner switched to the reference (or never started) is left out, so the
+    run uses that stage's reference; each note says whose code a stage is.
+    """
+    files: dict[str, str] = {}
+    notes: list[str] = []
+    for f in drill.files:
+        path = other_file_path(profile, module_id, drill, f.name)
+        if path.exists():
+            files[f.name] = read_exercise(path)
+    for stage in drill.stages:
+        path = _lab_path(profile, stage.module_id, stage.drill_id)
+        if uses_reference(profile, stage.module_id, stage.drill_id):
+            notes.append(f"{stage.name}: the reference for {stage.module_id}/{stage.drill_id} (you switched to it)")
+        elif not path.exists():
+            notes.append(f"{stage.name}: the reference for {stage.module_id}/{stage.drill_id} (not started yet)")
+        else:
+            files[stage.name] = read_exercise(path)
+            notes.append(f"{stage.name}: your {path.name}")
+    return files, notes
 
 
 def header(module_id: str, drill: Drill) -> str:
@@ -28,6 +80,11 @@ def ensure_starter(profile: str, module_id: str, drill: Drill) -> Path:
     path = exercise_path(profile, module_id, drill)
     if not path.exists():
         path.write_text(header(module_id, drill) + drill.starter, encoding="utf-8")
+    for f in drill.files:
+        other = other_file_path(profile, module_id, drill, f.name)
+        if not other.exists():
+            other.parent.mkdir(parents=True, exist_ok=True)
+            other.write_text(f.starter, encoding="utf-8")
     return path
 
 

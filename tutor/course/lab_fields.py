@@ -50,7 +50,7 @@ def _rules(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) 
     if rules is None:
         return None
     names = {k: (reader.text_list(rules, k, where) if k in rules else None)
-             for k in ("allow_names", "allow_attributes", "allow_calls")}
+             for k in ("allow_names", "allow_attributes", "allow_calls", "forbid_names")}
     flags = {}
     for flag in ("no_loops", "no_comprehensions", "no_imports"):
         raw = rules.get(flag, False)
@@ -81,11 +81,42 @@ def _wrong_submissions(reader: Reader, data: MarkedDict, key: str, path: str, va
         if w is None:
             continue
         code = reader.code(w, "code", where)
+        if ("code" in w) == ("change" in w):
+            reader.error(w.mark, where, "give the submission as `code:` or as `change:` edits of the solution (one)")
+        elif "change" in w:
+            code = _changed_solution(reader, w, where, values.get("solution", ""))
         files = _file_codes(reader, w, where)
         out.append(WrongSubmission(code=code, test=reader.text(w, "test", where),
                                    misconception=reader.text(w, "misconception", where), files=files))
         values.setdefault("_test_marks", []).append((reader.key_mark(w, "test"), join(where, "test")))
     return tuple(out)
+
+
+def _changed_solution(reader: Reader, w: MarkedDict, where: str, solution: str) -> str:
+    """The solution with each ``{from, to}`` edit applied; each ``from`` must occur exactly once."""
+    edits = reader.sequence(w, "change", where)
+    if not edits:
+        reader.error(reader.key_mark(w, "change"), join(where, "change"), "list at least one {from: …, to: …} edit")
+    code, before = solution, len(reader.errors)
+    for i, item in enumerate(edits):
+        at = f"{join(where, 'change')}[{i}]"
+        edit = reader.mapping(item, at, edits.item_marks[i], fields.CHANGE_REQUIRED, set())
+        if edit is None:
+            continue
+        old, new = reader.text(edit, "from", at), reader.text(edit, "to", at, default="")
+        if old and code.count(old) != 1:
+            reader.error(reader.key_mark(edit, "from"), join(at, "from"),
+                         f"the solution holds this text {code.count(old)} times; an edit needs it exactly once")
+            continue
+        code = code.replace(old, new)
+    if code == solution and edits and len(reader.errors) == before:
+        reader.error(reader.key_mark(w, "change"), join(where, "change"), "these edits leave the solution unchanged")
+    try:
+        compile(code, "<wrong submission>", "exec")
+    except SyntaxError as exc:
+        reader.error(reader.key_mark(w, "change"), join(where, "change"),
+                     f"the edited solution is not valid Python (line {exc.lineno}: {exc.msg})")
+    return code
 
 
 def _file_codes(reader: Reader, w: MarkedDict, where: str) -> tuple[tuple[str, str], ...]:

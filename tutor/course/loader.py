@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tutor.course import cache as parse_cache
+from tutor.course.course_code import link_labs, load_helpers
 from tutor.course.errors import LessonError, LessonFileError
 from tutor.course.graph import find_cycle
 from tutor.course.reader import Reader
@@ -55,6 +56,7 @@ class Course:
     slots: list[ModuleSlot]
     errors: list[LessonError] = field(default_factory=list)  # course-level problems
     id: str = ""  # course.yaml's `id:`: the learner's progress in this course is kept under it
+    helpers: tuple[tuple[str, str], ...] = ()  # helpers/*.py as (module name, source): imported only in the sandbox
 
     @property
     def identity(self) -> str:
@@ -203,7 +205,14 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
             module = None
         slot.module, slot.errors = module, errors
 
-    course.errors = reader.errors
+    # the course's shared code: helpers for every drill, and chained labs' earlier stages
+    course.helpers, helper_errors = load_helpers(root, shown_root)
+    linked, link_errors = link_labs({s.id: s.module for s in course.slots if s.module is not None},
+                                    {s.id: s.requires for s in course.slots}, course.helpers)
+    for slot in course.slots:
+        if slot.module is not None:
+            slot.module = linked[slot.id]
+    course.errors = reader.errors + helper_errors + link_errors
     return course
 
 

@@ -25,7 +25,7 @@ ERROR_ASK_KEY = "raises"  # the key of an ask that observes the code's own excep
 # one safe shape for all of them, so that no id can name a path ("../x", "/x").
 SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 # A course helper, a lab's extra file or a chained stage is imported by this name inside the sandbox.
-MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,3}")
 
 
 def is_safe_id(value: str) -> bool:
@@ -96,6 +96,7 @@ class SourceRules:
     allow_names: tuple[str, ...] | None = None  # free names the code may read (None: any)
     allow_attributes: tuple[str, ...] | None = None
     allow_calls: tuple[str, ...] | None = None  # dotted names, e.g. torch.arange, len
+    forbid_names: tuple[str, ...] | None = None  # names (and modules) the code may not use or import
     no_loops: bool = False
     no_comprehensions: bool = False
     no_imports: bool = False
@@ -134,6 +135,16 @@ class StageUse:
 
 
 @dataclass(frozen=True)
+class Stage:
+    """A chained lab's earlier stage, resolved by the loader: where the learner's file is, and its reference."""
+
+    name: str  # the module name it is imported as
+    module_id: str
+    drill_id: str
+    reference: str  # that lab's solution: the fallback "use the reference for this stage"
+
+
+@dataclass(frozen=True)
 class Drill:
     id: str
     title: str
@@ -165,6 +176,9 @@ class Drill:
     files: tuple[LabFile, ...] = ()
     uses: tuple[StageUse, ...] = ()
     show_tests: bool = False  # show a failing test's source line to the learner (the author asks for it)
+    # filled in by the course loader: the course's helper modules (name, source) and the resolved `uses`
+    helpers: tuple[tuple[str, str], ...] = ()
+    stages: tuple[Stage, ...] = ()
 
     @property
     def is_exercise(self) -> bool:
@@ -220,6 +234,6 @@ def parse_module(data, filename: str):
     return parse(data, filename)
 
 
-__all__ = ["Ask", "Drill", "DrillKind", "LabFile", "LabTest", "Module", "SelfCheck", "SourceRules", "StageUse",
+__all__ = ["Ask", "Drill", "DrillKind", "LabFile", "LabTest", "Module", "SelfCheck", "SourceRules", "Stage", "StageUse",
            "WrongAnswer", "WrongSubmission", "FORMAT_VERSION", "READABLE_VERSIONS", "ID_RULE", "SAFE_ID",
            "is_safe_id", "file_stem", "parse_module"]

@@ -22,6 +22,7 @@ import time
 import warnings
 
 import exchange
+import labkit
 
 PROTOCOL = 1
 MAX_VARIABLES = 50
@@ -290,6 +291,8 @@ def run_request(request: dict, torch) -> dict:
         numpy.random.seed(0)
 
     namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
+    # a course's helpers (and a lab's files, earlier stages): this process's own copy, served from text
+    labkit.install_modules(dict(request.get("modules") or ()))
     started = time.perf_counter()
     raised, error = _run(request.get("setup", ""), "<setup>", namespace, "setup")
     # what setup bound, by identity: the learner's half of a judged run tells the judge which names it kept
@@ -307,6 +310,10 @@ def run_request(request: dict, torch) -> dict:
         raised, error = _run(request["code"], "<snippet>", namespace, "code")
         if error is None and request.get("probe", "").strip():
             raised, error = _run(request["probe"], "<probe>", namespace, "probe")
+    tests = list(request.get("tests") or ())
+    probe_errors = {}
+    if tests and not imports and error is None:  # a lab's learner half: each test's probe on its own
+        probe_errors = labkit.run_probes(tests, namespace, _run)
 
     asks = {}
     for ask in request.get("asks", []):
@@ -322,6 +329,16 @@ def run_request(request: dict, torch) -> dict:
             check, check_message = "failed", f"line {info['line']}: {exc}" if str(exc) else f"line {info['line']}"
         else:
             check, check_message = "error", f"{info['type']}: {info['message']}"
+    test_results, fingerprint = [], ""
+    if imports and (tests or request.get("rules")):  # a lab's judge half: rules, then each test's check
+        sources = dict(request.get("sources") or ())
+        fingerprint = labkit.fingerprint(next(iter(sources.values()), ""))
+        if error is None or error["phase"] != "judge":
+            namespace["learner_source"] = dict(sources)  # what a grader may read of the learner's files
+            if request.get("rules"):
+                test_results.append(labkit.check_rules(request["rules"], sources))
+            test_results.extend(labkit.run_tests(tests, namespace, dict(request.get("probe_errors") or {}), _run,
+                                                 request.get("learner_error") or error))
     seconds = time.perf_counter() - started
 
     after = _fence_state(torch)
@@ -337,6 +354,8 @@ def run_request(request: dict, torch) -> dict:
         "fence": fence,
         "seconds": seconds,
     }
+    if tests or test_results:
+        result.update(tests=test_results, probe_errors=probe_errors, fingerprint=fingerprint)
     if request.get("export") and (error is None or error["phase"] in ("code", "probe")):
         namespace["raised"] = raised
         result["_exports"] = exchange.export(namespace, setup_ids, torch)

@@ -430,12 +430,15 @@ class Sandbox:
         """
         if not request.judged:
             return await self._run_plain(request)
-        learner = await self._run_plain(replace(request, judged=False, export=True, check=""))
+        probes = tuple(replace(t, check="") for t in request.tests)  # the learner's half never sees a check
+        learner = await self._run_plain(replace(request, judged=False, export=True, check="", tests=probes,
+                                                rules=None, sources=(), judge_modules=()))
         obs = learner.observation
         if not learner.ok or obs is None:
             return learner
         obs.check, obs.check_message = "skipped", ""  # whatever the learner's process said about it
-        if not request.check.strip():
+        obs.tests, obs.fingerprint = [], ""
+        if not request.check.strip() and not request.tests and request.rules is None:
             return learner
         if obs.error is not None and obs.error.phase not in ("code", "probe"):
             return learner
@@ -445,9 +448,13 @@ class Sandbox:
         if len(learner.exports) > MAX_EXPORT_BYTES:
             obs.check, obs.check_message = "error", "the code's results are too large to be judged"
             return learner
-        judge = await self._run_plain(RunRequest(code="", setup=request.setup, check=request.check,
-                                                 imports=learner.exports.decode("utf-8", "replace"),
-                                                 timeout=request.timeout, needs=request.needs))
+        code_error = obs.error if obs.error is not None and obs.error.phase == "code" else None
+        judge = await self._run_plain(RunRequest(
+            code="", setup=request.setup, check=request.check, imports=learner.exports.decode("utf-8", "replace"),
+            timeout=request.timeout, needs=request.needs, modules=request.judge_modules, tests=request.tests,
+            rules=request.rules, sources=request.sources,
+            probe_errors={name: asdict(info) for name, info in obs.probe_errors.items()},
+            learner_error=asdict(code_error) if code_error else None))
         verdict = judge.observation
         if not judge.ok or verdict is None:
             obs.check, obs.check_message = "error", f"the check could not run: {judge.message}"
@@ -455,6 +462,7 @@ class Sandbox:
             obs.check, obs.check_message = "error", f"the check could not run: {verdict.error.message}"
         else:
             obs.check, obs.check_message = verdict.check, verdict.check_message
+            obs.tests, obs.fingerprint = verdict.tests, verdict.fingerprint
             obs.fence = obs.fence + [f"check: {f}" for f in verdict.fence]
         learner.seconds += judge.seconds
         learner.exports = b""
@@ -510,6 +518,7 @@ class Sandbox:
         try:
             payload = asdict(request)
             del payload["judged"]  # the parent's business: the inner side only sees the halves
+            del payload["judge_modules"]  # likewise: the judge's half is sent them as its `modules`
             zygote.send({"op": "run", "id": rid, "request": payload, "output_limit": self.output_limit})
             deadline = loop.time() + request.timeout + SLACK + GRACE
             while True:

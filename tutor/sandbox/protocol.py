@@ -27,6 +27,13 @@ class AskSpec:
 
 
 @dataclass(frozen=True)
+class TestSpec:
+    name: str
+    check: str = ""
+    probe: str = ""
+
+
+@dataclass(frozen=True)
 class RunRequest:
     code: str
     setup: str = ""
@@ -44,6 +51,16 @@ class RunRequest:
     # /dev/shm), "exec" (running programs, e.g. torch.compile's C compiler; implies
     # processes), "loopback" (TCP/UDP on a network namespace's own loopback, e.g. gloo).
     needs: tuple[str, ...] = ()
+    # Labs (see ``labkit.py``). Modules importable in the sandbox, as (name, source): the course's
+    # helpers, and for the learner's half the learner's other files and earlier stages; the judge's
+    # half gets ``judge_modules`` instead (the helpers and the references), never the learner's code.
+    modules: tuple[tuple[str, str], ...] = ()
+    judge_modules: tuple[tuple[str, str], ...] = ()
+    tests: tuple[TestSpec, ...] = ()  # named tests: probe in the learner's half, check in the judge's
+    rules: dict | None = None  # rules on the learner's source, checked in the judge's half
+    sources: tuple[tuple[str, str], ...] = ()  # the judge's half: the learner's files, as text (data)
+    probe_errors: dict | None = None  # the judge's half: what each test's probe raised in the learner's
+    learner_error: dict | None = None  # the judge's half: the learner's code raised this
 
     def to_json(self) -> bytes:
         data = asdict(self)
@@ -86,6 +103,17 @@ class Observation:
     variables: dict[str, dict] = field(default_factory=dict)
     fence: list[str] = field(default_factory=list)  # fence-rule violations
     seconds: float = 0.0
+    tests: list[TestResult] = field(default_factory=list)  # a lab's named tests, in order
+    probe_errors: dict[str, ErrorInfo] = field(default_factory=dict)  # the learner's half: per test
+    fingerprint: str = ""  # the learner's main file, normalised (see ``labkit.fingerprint``)
+
+
+@dataclass(frozen=True)
+class TestResult:
+    name: str
+    status: str  # passed | failed | error
+    message: str = ""
+    line: int | None = None  # in the test's check
 
 
 class BadResult(ValueError):
@@ -135,9 +163,22 @@ def parse_observation(raw: bytes) -> Observation:
             variables={inert(_text(k, 200)): _value(v) for k, v in _dict(data.get("variables", {})).items()},
             fence=[inert(_text(f)) for f in _list(data.get("fence", []))],
             seconds=float(_number(data.get("seconds", 0.0))),
+            tests=[_test(t) for t in _list(data.get("tests", []))[:MAX_TESTS]],
+            probe_errors={inert(_text(k, 200)): _error(v) for k, v in _dict(data.get("probe_errors", {})).items()},
+            fingerprint=inert(_text(data.get("fingerprint", ""), 64)),
         )
     except (TypeError, KeyError, AttributeError) as exc:
         raise BadResult(f"result is malformed: {exc}") from None
+
+
+MAX_TESTS = 80
+
+
+def _test(v: Any) -> TestResult:
+    d = _dict(v)
+    line = d.get("line")
+    return TestResult(inert(_text(d["name"], 200)), _one_of(d.get("status"), ("passed", "failed", "error")),
+                      inert(_text(d.get("message", ""))), None if line is None else _int(line))
 
 
 def _dict(v: Any) -> dict:

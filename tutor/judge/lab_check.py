@@ -1,0 +1,62 @@
+"""``pytorch-tutor check`` for a lab: the starter fails, the reference passes, every wrong submission is rejected.
+
+A wrong submission must be rejected by the very test it names (a lab whose tests
+pass it, or reject it only by accident of another test, is a lab with a hole),
+and the learner who submits it must be shown its misconception, so the matching
+is proved too.
+"""
+
+from __future__ import annotations
+
+from tutor.grading import describe_error, grade, request_for
+from tutor.judge import labs
+
+
+async def lab_problems(drill, sandbox) -> list[str]:
+    """Every claim of a lab that does not hold, in words an author acts on."""
+    problems: list[str] = []
+    starter = grade(drill, {}, await sandbox.run(request_for(drill)))
+    if not starter.result.ok:
+        return [f"starter run: {starter.result.message}"]
+    obs = starter.result.observation
+    if obs.error is not None and obs.error.phase not in ("code", "probe"):
+        problems.append(f"{obs.error.phase} raised {describe_error(obs.error)}")
+    if labs.all_passed(starter.tests) and obs.error is None:
+        problems.append("the starter already passes every test: an unsolved lab must fail")
+    if not starter.tests:
+        problems.append("the starter's run reported no test results")
+    problems.extend(f"fence rule: {f}" for f in obs.fence if not f.startswith("check: "))
+
+    solved = grade(drill, {}, await sandbox.run(request_for(drill, drill.solution, labs.reference_files(drill))))
+    problems.extend(_solution_problems(solved))
+
+    for i, wrong in enumerate(drill.wrong_submissions):
+        files = {**labs.reference_files(drill), **dict(wrong.files)}
+        outcome = grade(drill, {}, await sandbox.run(request_for(drill, wrong.code, files)))
+        where = f"wrong submission {i + 1} ({wrong.test})"
+        if not outcome.result.ok:
+            problems.append(f"{where}: run {outcome.result.status}: {outcome.result.message}")
+            continue
+        named = next((t for t in outcome.tests if t.name == wrong.test), None)
+        if named is None:
+            problems.append(f"{where}: no result for the test {wrong.test!r}")
+        elif named.passed:
+            passed_all = labs.all_passed(outcome.tests) and outcome.error is None
+            problems.append(f"{where}: {'is accepted by every test' if passed_all else 'passes the test it names'}"
+                            f" ({labs.summary(outcome.tests)})")
+        if not wrong.files and outcome.misconception != wrong.misconception:
+            problems.append(f"{where}: a learner submitting it would not be shown its misconception")
+    return problems
+
+
+def _solution_problems(solved) -> list[str]:
+    if not solved.result.ok:
+        return [f"solution run: {solved.result.message}"]
+    out = []
+    if solved.error is not None:
+        out.append(f"solution raised {describe_error(solved.error)}")
+    for test in solved.tests:
+        if not test.passed:
+            out.append(f"solution fails the test {test.name!r}: {test.message}")
+    out.extend(f"solution fence rule: {f}" for f in solved.fence)
+    return out
