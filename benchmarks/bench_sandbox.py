@@ -7,8 +7,8 @@ A script, not a timed test (load from other users of the machine moves the numbe
   isolation this machine gets (tier 1 here: all layers) and with none (``tier="none"``), each both
   at a learner's pace (a pause between runs, so a pre-forked runner is ready) and back to back;
   plus full isolation with the pre-forked pool switched off (every run forks on demand).
-* cold: what the first sandbox did per run: a fresh ``python -I child.py`` importing torch for
-  the same request.
+* cold: a fresh sandbox per run, as the first Run after launch sees it: the zygote's start
+  (``python -I -m tutor.sandbox.inner``: import torch, warm up, pre-fork) and that one run.
 * compute: the same 20-step MLP training loop inside the sandbox and in this process, in
   alternating rounds, timing only the loop; the losses must match.
 
@@ -25,7 +25,6 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,10 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 from tutor.course.loader import load_course  # noqa: E402
 from tutor.grading import request_for  # noqa: E402
-from tutor.sandbox.client import Sandbox, zygote_environment  # noqa: E402
-from tutor.sandbox.protocol import RunRequest, parse_observation  # noqa: E402
-
-CHILD = ROOT / "tutor" / "sandbox" / "child.py"
+from tutor.sandbox.client import Sandbox  # noqa: E402
+from tutor.sandbox.wire import RunRequest  # noqa: E402
 
 TRAIN = """
 import time, torch
@@ -85,17 +82,21 @@ async def warm(box: Sandbox, request: RunRequest, runs: int, pause: float) -> li
     return times
 
 
-def cold(request: RunRequest, runs: int) -> list[float]:
-    env = {**zygote_environment(), "HOME": "/tmp", "TMPDIR": "/tmp"}
-    times = []
+def cold(request: RunRequest, runs: int) -> tuple[list[float], list[float]]:
+    """A fresh sandbox each time: the zygote's start (probe cached, torch imported and warmed), then the first run."""
+    starts, firsts = [], []
     for _ in range(runs):
+        box = Sandbox()
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-I", str(CHILD)], input=request.to_json(), capture_output=True,
-                              env=env, cwd="/tmp", timeout=120)
-        raw = done.stdout.split(b"\n", 1)[1].split(b"\n", 1)[0]
-        parse_observation(raw)
-        times.append((time.perf_counter() - started) * 1000)
-    return times
+        box.start_sync()
+        ready = time.perf_counter()
+        result = asyncio.run(box.run(request))
+        done = time.perf_counter()
+        assert result.ok, result.message
+        starts.append((ready - started) * 1000)
+        firsts.append((done - started) * 1000)
+        box.close_sync()
+    return starts, firsts
 
 
 def show(label: str, times: list[float]) -> float:
@@ -156,9 +157,10 @@ def main() -> int:
     show("full isolation, no pre-forked runner", w["full_nopool"])
     bare_p50 = show("no isolation, learner's pace", w["bare"])
     show("no isolation, back to back", w["bare_b2b"])
-    print("cold (fresh `python -I child.py`, imports torch each run):")
-    c = cold(request, args.cold)
-    cold_p50 = show("cold", c)
+    print("cold (a fresh sandbox: `python -I -m tutor.sandbox.inner` imports and warms torch, then one run):")
+    starts, c = cold(request, args.cold)
+    start_p50 = show("zygote start (until ready)", starts)
+    cold_p50 = show("start and first run", c)
     print(f"ratio cold/warm p50: {cold_p50 / full_p50:.0f}x with full isolation, "
           f"{cold_p50 / bare_p50:.0f}x without (target ≥ 35x)")
     print(f"targets: full isolation p50 {full_p50:.1f} ms (≤ 35), none {bare_p50:.1f} ms (≤ 15)")
@@ -181,7 +183,7 @@ def main() -> int:
     for box in (full, bare, nopool):
         box.close_sync()
     print(json.dumps({"warm_full_p50": full_p50, "warm_full_p90": pct(w["full"], 0.9), "warm_none_p50": bare_p50,
-                      "warm_none_p90": pct(w["bare"], 0.9), "cold_p50": cold_p50,
+                      "warm_none_p90": pct(w["bare"], 0.9), "cold_p50": cold_p50, "zygote_start_p50": start_p50,
                       "ratio_full": cold_p50 / full_p50, "inside_s": i, "outside_s": o}))
     return 0
 

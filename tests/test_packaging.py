@@ -29,7 +29,7 @@ def test_wheel_ships_lessons_and_validates_anywhere(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for lesson in (ROOT / "lessons").glob("*.yaml"):
         assert f"tutor/course_data/{lesson.name}" in names
-    assert "tutor/app/tutor.tcss" in names and "tutor/sandbox/child.py" in names
+    assert "tutor/app/tutor.tcss" in names and "tutor/sandbox/inner/__main__.py" in names
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
                    check=True, capture_output=True)

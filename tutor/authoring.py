@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, TextIO
 
+from tutor.course import grants
 from tutor.course.errors import LessonError
 from tutor.course.giveaway import course_giveaways
 from tutor.course.loader import Course, is_course_dir, load_course, load_module_file
@@ -153,7 +154,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillRe
             if fixed_obs.error is not None:
                 problems.append(f"solution raised {describe_error(fixed_obs.error)}")
             if fixed_obs.check != "passed":
-                problems.append(f"solution's check {fixed_obs.check}: {fixed_obs.check_message}")
+                problems.append(f"solution's check {fixed_obs.check}: {fixed_obs.check_text}")
             problems.extend(f"solution fence rule: {f}" for f in fixed_obs.fence)
     if problems:
         problems.extend(_output_tail(result))
@@ -179,8 +180,9 @@ def _output_tail(result) -> list[str]:
     return [f"  | {line}" for line in tail] if tail else []
 
 
-async def _check_all(jobs: list[tuple[Module, Drill]], parallel: int, out: TextIO) -> list[DrillReport]:
-    sandbox = Sandbox()
+async def _check_all(jobs: list[tuple[Module, Drill]], parallel: int, out: TextIO,
+                     read_only: list[Path] = ()) -> list[DrillReport]:
+    sandbox = Sandbox(read_only=read_only)
     try:  # the zygote's start (an import of torch) is not any drill's time
         await sandbox.start()
     except Exception:  # noqa: BLE001 - each run then reports why the sandbox could not start
@@ -201,8 +203,6 @@ async def _check_all(jobs: list[tuple[Module, Drill]], parallel: int, out: TextI
 
 def _print_grants(targets: list[Target], out: TextIO) -> None:
     """What the drills ask the sandbox for beyond its default confinement (a learner is asked to accept it)."""
-    from tutor.course import grants
-
     wanted = grants.requested(m for t in targets for m in t.modules)
     if wanted:
         print("grants requested (a learner accepts them once per pack):\n" + grants.describe(wanted), file=out)
@@ -220,7 +220,8 @@ def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, paral
         print(f"check: no drill with id {drill_id!r}", file=out)
         return 1
     parallel = parallel or max(1, os.cpu_count() or 1)
-    reports = asyncio.run(_check_all(jobs, parallel, out))
+    code = [p for t in targets if t.course is not None for p in grants.code_dirs(t.course.root)]
+    reports = asyncio.run(_check_all(jobs, parallel, out, code))
     failed = [r for r in reports if not r.ok]
     fresh: dict[str, dict[str, dict[str, str]]] = {}
     for (module, drill), report in zip(jobs, reports):

@@ -13,7 +13,7 @@ from typing import Mapping
 
 from tutor.course.schema import Ask, Drill
 from tutor.judge import Verdict, judge, labs
-from tutor.sandbox.protocol import AskSpec, ErrorInfo, RunRequest
+from tutor.sandbox.wire import AskSpec, ErrorInfo, RunRequest
 from tutor.sandbox.client import RunResult
 
 
@@ -68,7 +68,7 @@ class DrillOutcome:
     def check_message(self) -> str:
         if self.check == "not run":
             return f"the code has a {self.compile_error.type}"
-        return self.result.observation.check_message if self.result.observation else ""
+        return self.result.observation.check_text if self.result.observation else ""
 
     @property
     def fence(self) -> list[str]:

@@ -12,6 +12,7 @@ import sys
 import time
 from typing import TextIO
 
+from tutor.course import grants
 from tutor.course.graph import Status
 from tutor.course.schema import Drill, Module
 from tutor.grading import DrillOutcome, describe_error, grade, request_for
@@ -356,7 +357,8 @@ def _indent(text: str) -> str:
 
 def run_plain(session: Session, profile: str, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout,
               sandbox: Sandbox | None = None) -> int:
-    return PlainTutor(session, sandbox or Sandbox(), profile, stdin, out).main()
+    sandbox = sandbox or Sandbox(read_only=grants.code_dirs(session.course.root))
+    return PlainTutor(session, sandbox, profile, stdin, out).main()
 
 
 __all__ = ["OPENABLE", "PlainTutor", "run_plain"]

@@ -8,7 +8,7 @@ from typing import TextIO
 from tutor.grading import describe_error
 from tutor.safe_text import inert
 from tutor.sandbox.client import run_sync
-from tutor.sandbox.protocol import RunRequest
+from tutor.sandbox.wire import RunRequest
 from tutor.value_text import describe_briefly
 
 

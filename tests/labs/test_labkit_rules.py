@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tutor.sandbox.labkit import RULES_TEST, TextModules, check_rules, fingerprint
+from tutor.sandbox.inner.labkit import RULES_TEST, TextModules, check_rules, fingerprint
 
 PUZZLE = {"allow_names": ["arange", "where"], "allow_calls": ["arange", "where"], "allow_attributes": ["shape"],
           "no_loops": True, "no_comprehensions": True, "max_lines": 3, "max_columns": 60}
@@ -11,8 +11,8 @@ GOOD = "from puzzles import arange, where\n\n# one line\ndef cumsum(a):\n    ret
 
 def problems(source: str, rules: dict = PUZZLE) -> list[str]:
     result = check_rules(rules, {"your file": source})
-    assert result["name"] == RULES_TEST
-    return result["message"].splitlines() if result["status"] == "failed" else []
+    assert result.name == RULES_TEST
+    return result.message.splitlines() if result.status == "failed" else []
 
 
 def test_a_one_line_puzzle_passes_and_comments_and_blank_lines_do_not_count():

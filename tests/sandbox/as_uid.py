@@ -19,8 +19,8 @@ import resource
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tutor" / "sandbox"))
-import confine  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run with -I -S: the checkout itself
+from tutor.sandbox.inner import kernel, seccomp  # noqa: E402 - standard library only
 
 
 def _blocked_ancestor(path: str) -> str | None:
@@ -34,8 +34,8 @@ def _blocked_ancestor(path: str) -> str | None:
 
 
 def _expose(dirs: list[str]) -> None:
-    confine.unshare(confine.CLONE_NEWNS)
-    confine.mount(None, "/", None, confine.MS_REC | confine.MS_PRIVATE)
+    kernel.unshare(kernel.CLONE_NEWNS)
+    kernel.mount(None, "/", None, kernel.MS_REC | kernel.MS_PRIVATE)
     by_blocked: dict[str, list[tuple[str, int]]] = {}
     for d in dirs:
         blocked = _blocked_ancestor(d)
@@ -48,10 +48,10 @@ def _expose(dirs: list[str]) -> None:
         if top not in [t for t, _ in held]:
             held.append((top, os.open(top, os.O_PATH | os.O_CLOEXEC)))
     for blocked, tops in by_blocked.items():
-        confine.mount("tmpfs", blocked, "tmpfs", confine.MS_NOSUID | confine.MS_NODEV, "size=1m,mode=0755")
+        kernel.mount("tmpfs", blocked, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "size=1m,mode=0755")
         for top, fd in tops:
             os.mkdir(top, 0o755)
-            confine.mount(f"/proc/self/fd/{fd}", top, None, confine.MS_BIND | confine.MS_REC)
+            kernel.mount(f"/proc/self/fd/{fd}", top, None, kernel.MS_BIND | kernel.MS_REC)
             os.close(fd)
 
 
@@ -88,8 +88,8 @@ def main() -> None:
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard), hard))
     if forbid:
-        confine.no_new_privs()
-        confine.load_filter(confine.build_filter(deny_namespaces_only=True))
+        kernel.no_new_privs()
+        seccomp.load_filter(seccomp.build_filter(deny_namespaces_only=True))
     os.execv(program[0], program)
 
 

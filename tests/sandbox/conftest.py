@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from tutor.sandbox.client import Sandbox, probe, run_sync
-from tutor.sandbox.protocol import AskSpec, RunRequest
+from tutor.sandbox.wire import AskSpec, RunRequest
 
 from sandbox_helpers import SECRET, HostListeners  # sets the secret before any zygote starts
 

@@ -11,9 +11,9 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tutor" / "sandbox"))
-import confine  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run with -I -S: the checkout itself
+from tutor.sandbox.inner import kernel, seccomp  # noqa: E402 - standard library only
 
-confine.no_new_privs()
-confine.load_filter(confine.build_filter(deny_namespaces_only=True))
+kernel.no_new_privs()
+seccomp.load_filter(seccomp.build_filter(deny_namespaces_only=True))
 os.execv(sys.argv[1], sys.argv[1:])

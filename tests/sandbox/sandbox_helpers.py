@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tutor.sandbox.client import Sandbox, run_sync
-from tutor.sandbox.protocol import RunRequest
+from tutor.sandbox.wire import RunRequest
 
 # In the test ("app") process's environment before any zygote starts; no snippet may ever see it.
 SECRET = "pytorch-tutor-secret-" + secrets.token_hex(8)

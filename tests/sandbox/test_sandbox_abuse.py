@@ -22,7 +22,8 @@ from sandbox_helpers import SECRET, error_type, everything_said, needs_tier1, pr
 from tutor.course.loader import load_course
 from tutor.grading import grade
 from tutor.sandbox.client import RunResult, Sandbox, run_sync
-from tutor.sandbox.protocol import AskSpec, RunRequest, parse_observation
+from tutor.sandbox.results import parse_observation
+from tutor.sandbox.wire import AskSpec, RunRequest
 
 pytestmark = pytest.mark.slow
 
@@ -202,11 +203,16 @@ def test_parent_and_zygote_environ_are_out_of_reach(sb):
 
 
 def test_zygote_memory_holds_no_tutor_state(sb):
+    """Of the tutor, only the inner side and the wire it shares are loaded: no course, profile or UI."""
     code = ("import sys, __main__\nmods = sorted(m for m in sys.modules if m.split('.')[0] in "
             "('tutor', 'textual', 'yaml', 'sqlite3'))\nmain_names = sorted(n for n in vars(__main__) if 'secret' in n.lower() "
             "or 'answer' in n.lower() or 'lesson' in n.lower())")
     result = run(sb, code)
-    assert result.ok and var(result, "mods") == [] and var(result, "main_names") == []
+    shared = {"tutor", "tutor.sandbox", "tutor.sandbox.wire", "tutor.sandbox.framing"}
+    mods = var(result, "mods")
+    assert result.ok and var(result, "main_names") == []
+    assert "tutor.sandbox.inner.loop" in mods  # the listing is real: the zygote's own package is there
+    assert [m for m in mods if m not in shared and not m.startswith(("tutor.sandbox.inner", "tutor.sandbox.wire."))] == [], mods
 
 
 def test_no_descriptor_leaks_into_the_snippet(sb):
@@ -410,7 +416,7 @@ def test_forged_verdict_is_not_trusted(sb):
     # a well-formed forgery is just an observation without the asked values: the parent grades, not the child
     course = load_course(MINI_COURSE)
     drill = next(d for m in course.modules() for d in m.drills if d.asks and not d.is_repair)
-    body = '{"protocol": 1, "check": "passed", "ok": true, "verdict": "correct", "asks": {}}'
+    body = '{"protocol": 2, "check": "passed", "ok": true, "verdict": "correct", "asks": {}}'
     result = run(sb, f"import os\nos.pwrite(3, {body!r}.encode(), 0)\nos.ftruncate(3, {len(body)})\nos._exit(0)")
     assert result.ok
     answers = {a.key: "anything" for a in drill.asks}
@@ -583,7 +589,7 @@ def test_parallel_runs_do_not_mix(sb):
 
 
 def test_scratch_is_fresh_each_run(sb):
-    from tutor.sandbox.confine import python_paths
+    from tutor.sandbox.inner.mounts import python_paths
 
     run(sb, "open('leftover', 'w').write('x')")
     result = run(sb, "import os\nfiles = os.listdir('.')")
@@ -636,10 +642,10 @@ def test_zygote_death_mid_run_restarts_and_retries_once(tmp_path):
 
 
 def test_parse_is_defensive_without_a_child():
-    from tutor.sandbox.protocol import BadResult
+    from tutor.sandbox.wire import BadResult
 
-    for raw in (b"[" * 200_000, b" " * (2 << 20), b'{"protocol": 1, "asks": {"x": {"value": {"type": "pickle"}}}}',
-                b"not json", b'{"protocol": 1, "variables": []}', b'{"protocol": 1, "error": {"type": 5}}'):
+    for raw in (b"[" * 200_000, b" " * (2 << 20), b'{"protocol": 2, "asks": {"x": {"value": {"type": "pickle"}}}}',
+                b"not json", b'{"protocol": 2, "variables": []}', b'{"protocol": 2, "error": {"type": 5}}'):
         with pytest.raises(BadResult):
             parse_observation(raw)
 

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from tutor.sandbox.client import Sandbox, default_sandbox, run_sync
-from tutor.sandbox.protocol import AskSpec, BadResult, RunRequest, parse_observation
+from tutor.sandbox.results import parse_observation
+from tutor.sandbox.wire import AskSpec, BadResult, RunRequest
 
 pytestmark = pytest.mark.slow
 
@@ -155,6 +156,6 @@ def test_parent_refuses_hostile_results():
     with pytest.raises(BadResult, match="larger"):
         parse_observation(b" " * (2 << 20))
     with pytest.raises(BadResult):
-        parse_observation(b'{"protocol": 1, "asks": {"x": {"value": {"type": "pickle"}}}}')
+        parse_observation(b'{"protocol": 2, "asks": {"x": {"value": {"type": "pickle"}}}}')
     with pytest.raises(BadResult):
         parse_observation(b"not json")

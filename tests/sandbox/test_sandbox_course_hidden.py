@@ -23,7 +23,7 @@ FORBID = Path(__file__).resolve().parent / "forbid_namespaces.py"
 PROBE = r"""
 import sys
 from tutor.sandbox.client import Sandbox, run_sync
-from tutor.sandbox.protocol import RunRequest
+from tutor.sandbox.wire import RunRequest
 import tutor.course_data as data
 target = data.__path__[0]
 snippet = f'''

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from tutor.sandbox.client import run_sync
-from tutor.sandbox.protocol import RunRequest
+from tutor.sandbox.wire import RunRequest
 
 pytestmark = pytest.mark.slow
 
@@ -30,7 +30,7 @@ def test_a_right_answer_passes_and_a_wrong_one_fails_with_the_authors_message(sb
 
 
 @pytest.mark.parametrize("tamper", [
-    "import sys\nsys.modules['child']._run = lambda *a, **k: (None, None)\n",
+    "import sys\nsys.modules['tutor.sandbox.inner.runner']._run = lambda *a, **k: (None, None)\n",
     "import torch\ntorch.allclose = lambda *a, **k: True\n",
     "import builtins\nbuiltins.AssertionError = type('Quiet', (Exception,), {})\n",
     "import sys\nsys.settrace(lambda *a: None)\n",
@@ -41,7 +41,7 @@ def test_patching_the_checker_in_the_learners_process_changes_nothing(sb, tamper
 
 
 def test_a_forged_result_line_is_not_a_verdict(sb):
-    forged = json.dumps({"protocol": 1, "error": None, "asks": {}, "check": "passed", "check_message": "",
+    forged = json.dumps({"protocol": 2, "error": None, "asks": {}, "check": "passed", "check_message": "",
                          "variables": {}, "fence": [], "seconds": 0.0})
     for tail in ("", "\nnot an export", '\n{"names": {"y": {"k": "str", "v": "x"}}, "storages": []}'):
         code = f"import os\nraw = {forged + tail!r}.encode()\nos.pwrite(3, raw, 0)\nos.ftruncate(3, len(raw))\nos._exit(0)"
@@ -60,7 +60,7 @@ def test_a_forged_result_line_is_not_a_verdict(sb):
     {"y": {"k": "mystery"}},
 ], ids=["past-storage", "no-storage", "bad-dtype", "huge-int", "unknown-kind"])
 def test_hostile_exports_make_the_check_an_error_not_a_crash(sb, names):
-    body = json.dumps({"protocol": 1, "error": None, "asks": {}, "check": "passed", "variables": {}, "fence": []})
+    body = json.dumps({"protocol": 2, "error": None, "asks": {}, "check": "passed", "variables": {}, "fence": []})
     export = json.dumps({"names": names, "storages": ["AAAAAA=="]})
     raw = body + "\n" + export
     code = f"import os\nraw = {raw!r}.encode()\nos.pwrite(3, raw, 0)\nos.ftruncate(3, len(raw))\nos._exit(0)"

@@ -2,7 +2,7 @@
 
 The child's result is hostile input. Each forgery below crashed ``run``, ``check``
 or plain mode with a ``TypeError``, or printed raw escape sequences, before the
-declared schema in ``protocol.py`` checked every field and made every string inert.
+declared schema in ``wire`` checked every field and made every string inert.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from sandbox_helpers import run
-from tutor.sandbox.protocol import BadResult, parse_observation
+from tutor.sandbox.results import parse_observation
+from tutor.sandbox.wire import BadResult
 
 pytestmark = pytest.mark.slow
 
@@ -30,7 +31,7 @@ def forging(body: dict) -> str:
 
 
 def observation(**fields) -> dict:
-    return {"protocol": 1, "error": None, "asks": {}, "check": "passed", "variables": {}, "fence": [], **fields}
+    return {"protocol": 2, "error": None, "asks": {}, "check": "passed", "variables": {}, "fence": [], **fields}
 
 
 FORGED_VALUES = [

@@ -25,7 +25,7 @@ import pytest
 
 from sandbox_helpers import error_type, run, var
 from tutor.sandbox.client import Sandbox
-from tutor.sandbox.protocol import RunRequest
+from tutor.sandbox.wire import RunRequest
 
 pytestmark = pytest.mark.slow
 
@@ -443,33 +443,33 @@ def test_doctor_on_the_real_tier_2_reports_what_a_run_sees(real_tier2_python):
 
 def test_a_delegated_cgroup_is_taken_and_an_unusable_one_is_explained(tmp_path):
     """The decision logic on a stand-in cgroup tree (this machine has no cgroup v2 memory controller)."""
-    from tutor.sandbox import confine
+    from tutor.sandbox.inner import cgroups
 
     ours = tmp_path / "user.slice" / "tutor.scope"
     ours.mkdir(parents=True)
     (ours / "cgroup.controllers").write_text("cpu memory pids\n")
     (ours / "cgroup.subtree_control").write_text("")
     (ours / "cgroup.procs").write_text("1234\n")
-    base, why = confine.delegated_cgroup(str(tmp_path), "/user.slice/tutor.scope", 1234)
+    base, why = cgroups.delegated_cgroup(str(tmp_path), "/user.slice/tutor.scope", 1234)
     assert base == str(ours) and why == ""
     assert (ours / "zygote" / "cgroup.procs").read_text() == "1234"  # out of the way: controllers need that
     assert (ours / "cgroup.subtree_control").read_text() == "+memory +pids"
-    run_cg = Path(confine.new_run_cgroup(base, "run-1", 3 << 30, 64))
+    run_cg = Path(cgroups.new_run_cgroup(base, "run-1", 3 << 30, 64))
     assert (run_cg / "memory.max").read_text() == str(3 << 30) and (run_cg / "pids.max").read_text() == "64"
 
     (ours / "cgroup.subtree_control").write_text("")
     (ours / "cgroup.procs").write_text("1234\n99\n")
-    base, why = confine.delegated_cgroup(str(tmp_path), "/user.slice/tutor.scope", 1234)
+    base, why = cgroups.delegated_cgroup(str(tmp_path), "/user.slice/tutor.scope", 1234)
     assert base is None and "other processes" in why
     (ours / "cgroup.controllers").write_text("cpu\n")
-    base, why = confine.delegated_cgroup(str(tmp_path), "/user.slice/tutor.scope", 1234)
+    base, why = cgroups.delegated_cgroup(str(tmp_path), "/user.slice/tutor.scope", 1234)
     assert base is None and "no memory or pids controller" in why
 
 
 def test_this_hosts_cgroup_verdict_is_stated():
-    from tutor.sandbox import confine
+    from tutor.sandbox.inner import cgroups
 
-    base, why = confine.delegated_cgroup()
-    controllers = Path(confine.cgroup2_mount() or "/nonexistent", "cgroup.controllers")
+    base, why = cgroups.delegated_cgroup()
+    controllers = Path(cgroups.cgroup2_mount() or "/nonexistent", "cgroup.controllers")
     if not controllers.exists() or "memory" not in controllers.read_text():
         assert base is None and why  # a v1 or hybrid host: the reason names what is missing

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from sandbox_helpers import needs_tier1, processes_with, run, var
-from tutor.sandbox.client import Sandbox, probe, third_party_refusal, zygote_environment
-from tutor.sandbox.protocol import RunRequest
+from tutor.sandbox.client import Sandbox, probe, third_party_refusal
+from tutor.sandbox.zygote_process import zygote_environment
+from tutor.sandbox.wire import RunRequest
 
 pytestmark = pytest.mark.slow
 

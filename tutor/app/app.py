@@ -11,6 +11,7 @@ from tutor.app.screens.exercise import ExerciseScreen
 from tutor.app.screens.help import HelpScreen
 from tutor.app.screens.map import MapScreen
 from tutor.app.screens.self_check import SelfCheckScreen
+from tutor.course import grants
 from tutor.course.loader import Course
 from tutor.progress.store import ProfileStore
 from tutor.safe_text import safe_line
@@ -37,7 +38,7 @@ class TutorApp(App):
         super().__init__()
         self.session = session or Session(course, store)
         self.start = start
-        self.sandbox = sandbox or Sandbox()
+        self.sandbox = sandbox or Sandbox(read_only=grants.code_dirs(course.root))
         self.sandbox.on_note = lambda note: self.notify(note, title="Sandbox restarted", severity="warning")
         self.profile_name = profile_name
         self.sub_title = f"profile: {profile_name} · sandbox: {self.sandbox.tier}"

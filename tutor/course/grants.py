@@ -41,3 +41,21 @@ def describe(wanted: dict[str, list[str]]) -> str:
 def pack_key(root: Path) -> str:
     """Which pack a consent belongs to: its resolved directory."""
     return "grants:" + hashlib.sha256(str(Path(root).resolve()).encode()).hexdigest()[:24]
+
+
+def code_dirs(course_root: Path) -> list[Path]:
+    """Directories of code a course's drills import inside the sandbox, which it shows them read-only.
+
+    The sandbox shows nothing of the host but the interpreter's own directories, so a
+    course that imports code of its own names it here and its caller passes it on
+    (``Sandbox(read_only=...)``). The built-in course imports the ``capstone`` package
+    (the GPT its last modules build and use); it holds only code a learner reads anyway.
+    """
+    import importlib.util
+
+    from tutor.locations import builtin_course_dir
+
+    if Path(course_root).resolve() != builtin_course_dir().resolve():
+        return []
+    spec = importlib.util.find_spec("capstone")  # locates the package without importing it
+    return [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []

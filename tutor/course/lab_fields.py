@@ -2,7 +2,7 @@
 
 See lessons/README.md ("Labs") for what each means to an author; the sandbox side
 (running the tests, checking the rules on the learner's syntax tree) is
-``tutor/sandbox/labkit.py``.
+``tutor/sandbox/inner/labkit.py``.
 """
 
 from __future__ import annotations

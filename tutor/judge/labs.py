@@ -1,7 +1,7 @@
 """Labs: what a lab's run request carries, and what its named tests said.
 
 The sandbox side (importing course code from text, running each test, the source
-rules) is ``tutor/sandbox/labkit.py``; this is the tutor's side: which code goes to
+rules) is ``tutor/sandbox/inner/labkit.py``; this is the tutor's side: which code goes to
 which half of a judged run, each test's result as the learner should read it, the
 hints of the first failing test, and the misconception of a known wrong submission.
 """
@@ -13,8 +13,8 @@ from typing import Mapping
 
 from tutor.course.lab_fields import CHECK_TEST
 from tutor.course.schema import RULES_TEST, Drill, file_stem
-from tutor.sandbox.labkit import fingerprint
-from tutor.sandbox.protocol import Observation, TestSpec
+from tutor.sandbox.inner.labkit import fingerprint  # standard library only
+from tutor.sandbox.wire import Observation, TestSpec
 
 MAIN_FILE = "your file"  # how the learner's main file is named in a rule's message
 
@@ -71,11 +71,8 @@ def test_results(drill: Drill, observation: Observation | None) -> list[LabTestR
 
 
 def _check_result(drill: Drill, observation: Observation) -> LabTestResult:
-    message, line = observation.check_message, None
-    if observation.check == "failed" and message.startswith("line "):
-        head, _, rest = message[5:].partition(":")
-        if head.isdigit():
-            line, message = int(head), rest.strip()
+    message = observation.check_message
+    line = observation.check_line if observation.check == "failed" else None
     return _result(drill, CHECK_TEST, observation.check, message, line, drill.check)
 
 

@@ -2,63 +2,22 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from tutor.judge.parsers import normalise_text
+from tutor.sandbox.wire import Unreadable, plain_value
 
 
 class NotObservable(ValueError):
     """The observed value cannot be read as the asked kind (a lesson bug)."""
 
 
-_FLOAT_WORDS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-
-
 def to_python(described: Any) -> Any:
-    """Rebuild a plain Python value from the sandbox's description of it."""
-    if not isinstance(described, dict):
-        raise NotObservable("malformed observation")
-    t = described.get("type")
-    if t == "none":
-        return None
-    if t in ("bool", "int", "str"):
-        return described.get("value")
-    if t == "float":
-        v = described.get("value")
-        return _FLOAT_WORDS.get(v, v) if isinstance(v, str) else v
-    if t in ("tuple", "size"):
-        return tuple(to_python(i) for i in described.get("items", []))
-    if t == "list":
-        return [to_python(i) for i in described.get("items", [])]
-    if t == "set":
-        return {_hashable(to_python(i)) for i in described.get("items", [])}
-    if t == "dict":
-        return {str(k): to_python(v) for k, v in described.get("items", [])}
-    if t in ("dtype", "device"):
-        return described.get("value")
-    if t == "tensor":
-        if "values" not in described:
-            raise NotObservable("the tensor is too large to show its values")
-        return tensor_values(described)
-    if t == "exception":
-        return described.get("name")
-    if t in ("module", "object", "function"):
-        return f"<{described.get('class', 'object')}>"
-    raise NotObservable(f"unknown observation type {t!r}")
-
-
-def _hashable(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
-
-
-def tensor_values(described: dict) -> Any:
-    def fix(v: Any) -> Any:
-        if isinstance(v, list):
-            return [fix(i) for i in v]
-        return _FLOAT_WORDS.get(v, v) if isinstance(v, str) else v
-
-    return fix(described.get("values"))
+    """Rebuild a plain Python value from the sandbox's description of it (the wire's one reader)."""
+    try:
+        return plain_value(described)
+    except Unreadable as exc:
+        raise NotObservable(str(exc)) from None
 
 
 def observed_value(kind: str, described: Any, options: tuple[str, ...] = ()) -> Any:

@@ -13,7 +13,7 @@ from typing import TextIO
 
 from tutor.safe_text import inert
 from tutor.sandbox.client import Sandbox, probe, run_sync
-from tutor.sandbox.protocol import AskSpec, RunRequest
+from tutor.sandbox.wire import AskSpec, RunRequest, TooLarge, plain_value
 
 INSIDE = r"""
 import os, torch
@@ -46,18 +46,6 @@ except OSError as exc:
 """
 
 
-def _plain(described):
-    """A described value (see ``child.describe``) back as plain Python, for str/int/bool/list/dict."""
-    if not isinstance(described, dict):
-        return None
-    kind = described.get("type")
-    if kind in ("list", "tuple", "set"):
-        return [_plain(i) for i in described.get("items", [])]
-    if kind == "dict":
-        return {str(k): _plain(v) for k, v in described.get("items", [])}
-    return described.get("value")
-
-
 def _bounding(capbnd) -> str:
     """What a CapBnd mask from /proc/PID/status means: "empty", or how much is left and why that is harmless."""
     try:
@@ -76,7 +64,11 @@ def _bounding(capbnd) -> str:
 
 
 def _value(result, key: str):
-    return _plain(result.observation.variables.get(key)) if result.observation else None
+    described = result.observation.variables.get(key) if result.observation else None
+    try:
+        return plain_value(described) if described is not None else None
+    except TooLarge:
+        return None
 
 
 def print_report(out: TextIO) -> int:

@@ -166,19 +166,13 @@ class ExerciseScreen(LessonScreen):
             return Group(Text.assemble(("Your code raised ", "bold red"), inert(describe_error(outcome.error))))
         for rule in outcome.fence:
             return Group(Text(f"Fence rule broken: {inert(rule)}", style="bold red"))
-        message = outcome.result.observation.check_message if outcome.result.observation else ""
+        obs = outcome.result.observation
+        detail, line_no = (obs.check_message, obs.check_line) if obs else ("", None)
         lines = self.drill.check.splitlines()
-        line_no = None
-        if message.startswith("line "):
-            head = message[5:].split(":", 1)[0]
-            line_no = int(head) if head.isdigit() else None
         parts = [Text("First failing check:", style="bold red")]
         if line_no and 0 < line_no <= len(lines):
             parts.append(Syntax(lines[line_no - 1].strip(), "python", theme="ansi_dark",
                                 background_color="default"))
-        detail = message.split(":", 1)[1].strip() if ":" in message else ""
-        if outcome.check == "error":
-            detail = message
         if detail:
             parts.append(Text(inert(detail)))
         return Group(*parts)

@@ -28,22 +28,14 @@ import signal
 import struct
 from dataclasses import dataclass, field
 
-import confine
+from tutor.sandbox.inner import cgroups, kernel, landlock, mounts, seccomp
+from tutor.sandbox.wire import ADDRESS_SPACE, FILE_SIZE, OPEN_FILES, PROCESSES, SCRATCH_BYTES, SCRATCH_INODES
 
 PATH_FD_BASE = 200
 STATUS_FD = 4
 RESULT_FD = 3
 DONE_FD = 5
 GO_FD = 6
-
-ADDRESS_SPACE = 3 << 30
-FILE_SIZE = 16 << 20
-OPEN_FILES = 256
-PROCESSES = 64
-SCRATCH_BYTES = 64 << 20
-SCRATCH_INODES = 4096
-
-GRANTS = ("processes", "exec", "loopback")
 
 
 @dataclass
@@ -56,10 +48,11 @@ class Setup:
     root: bool  # started as root: drop to uid/gid
     landlock_abi: int = 0
     seccomp: bool = False
-    plan: confine.RootPlan | None = None  # tier 1
+    plan: mounts.RootPlan | None = None  # tier 1
     base: str = "/tmp"  # tier 1: where the private root is assembled (inside the new mount namespace)
     path_fds: list[int] = field(default_factory=list)  # at PATH_FD_BASE + i in every process
     python_ro: list[str] = field(default_factory=list)  # Python directories, as the runner names them
+    extra_ro: list[str] = field(default_factory=list)  # what the caller asked to show read-only (a course's code)
 
 
 @dataclass
@@ -87,12 +80,12 @@ def spawn(setup: Setup, spec: RunSpec, body) -> int:
         return pid
     try:
         _reset_signals()
-        confine.set_pdeathsig(signal.SIGKILL)
+        kernel.set_pdeathsig(signal.SIGKILL)
         if os.getppid() != spec.zygote_pid:
             os._exit(70)
         os.setsid()
         if spec.cgroup:  # first, so that nothing this tree starts escapes the cap
-            confine.join_cgroup(spec.cgroup)
+            cgroups.join_cgroup(spec.cgroup)
         _oom_first()
         _arrange(spec, setup.path_fds)
         if setup.tier == "1":
@@ -163,18 +156,18 @@ def _arrange(spec: RunSpec, path_fds: list[int]) -> None:
 def _close_range(first: int, last: int) -> None:
     if first > last:
         return
-    if confine._syscall(confine._NR_CLOSE_RANGE, first, last, 0) != 0:
+    if kernel._syscall(kernel._NR_CLOSE_RANGE, first, last, 0) != 0:
         os.closerange(first, min(last + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 
 
 def _tier1_a(setup: Setup, spec: RunSpec, body) -> None:
     if setup.root:
-        confine.unshare(confine.CLONE_NEWNS | confine.CLONE_NEWPID | confine.CLONE_NEWNET
-                        | confine.CLONE_NEWIPC | confine.CLONE_NEWUTS)
+        kernel.unshare(kernel.CLONE_NEWNS | kernel.CLONE_NEWPID | kernel.CLONE_NEWNET
+                        | kernel.CLONE_NEWIPC | kernel.CLONE_NEWUTS)
     else:
-        confine.unshare(confine.CLONE_NEWUSER | confine.CLONE_NEWNS | confine.CLONE_NEWPID
-                        | confine.CLONE_NEWNET | confine.CLONE_NEWIPC | confine.CLONE_NEWUTS)
-        confine.write_id_maps(os.getuid(), os.getgid())
+        kernel.unshare(kernel.CLONE_NEWUSER | kernel.CLONE_NEWNS | kernel.CLONE_NEWPID
+                        | kernel.CLONE_NEWNET | kernel.CLONE_NEWIPC | kernel.CLONE_NEWUTS)
+        kernel.write_id_maps(os.getuid(), os.getgid())
     b = os.fork()
     if b == 0:
         try:
@@ -182,7 +175,7 @@ def _tier1_a(setup: Setup, spec: RunSpec, body) -> None:
         except BaseException as exc:  # noqa: BLE001
             report_error(exc)
         os._exit(70)
-    confine.set_name("sandbox-a")
+    kernel.set_name("sandbox-a")
     _close_range(DONE_FD, GO_FD)
     while True:
         try:
@@ -194,20 +187,20 @@ def _tier1_a(setup: Setup, spec: RunSpec, body) -> None:
 
 
 def _tier1_b(setup: Setup, spec: RunSpec, body) -> None:
-    confine.set_pdeathsig(signal.SIGKILL)
-    confine.set_name("sandbox-init")
-    confine.set_hostname("sandbox")
+    kernel.set_pdeathsig(signal.SIGKILL)
+    kernel.set_name("sandbox-init")
+    kernel.set_hostname("sandbox")
     if "loopback" in spec.grants:
-        confine.loopback_up()
+        kernel.loopback_up()
     assert setup.plan is not None
-    confine.build_root(setup.plan, setup.base, setup.uid, setup.gid, SCRATCH_BYTES, SCRATCH_INODES,
+    mounts.build_root(setup.plan, setup.base, setup.uid, setup.gid, SCRATCH_BYTES, SCRATCH_INODES,
                        shm="processes" in spec.grants, exec_ok="exec" in spec.grants)
     if setup.root:
-        confine.drop_to(setup.uid, setup.gid)
-        confine.set_pdeathsig(signal.SIGKILL)
-        confine.unshare(confine.CLONE_NEWUSER)
-        confine.write_id_maps(setup.uid, setup.gid)
-    confine.drop_capabilities()
+        kernel.drop_to(setup.uid, setup.gid)
+        kernel.set_pdeathsig(signal.SIGKILL)
+        kernel.unshare(kernel.CLONE_NEWUSER)
+        kernel.write_id_maps(setup.uid, setup.gid)
+    kernel.drop_capabilities()
     c = os.fork()
     if c == 0:
         try:
@@ -233,7 +226,7 @@ def _tier1_b(setup: Setup, spec: RunSpec, body) -> None:
             os._exit(0)
 
 
-def rlimits(timeout: float, tier1: bool) -> dict:
+def rlimits(tier1: bool) -> dict:
     limits = {
         resource.RLIMIT_AS: ADDRESS_SPACE,
         resource.RLIMIT_FSIZE: FILE_SIZE,
@@ -249,7 +242,7 @@ def rlimits(timeout: float, tier1: bool) -> dict:
         # what the uid runs now plus this run's budget: the snippet gets PROCESSES tasks (itself
         # included) and cannot exhaust the host's pids or threads. Counted here, in the runner, just
         # before it is confined; the zygote replaces a pre-forked runner whose count has gone stale.
-        limits[resource.RLIMIT_NPROC] = confine.uid_task_count(os.getuid()) + PROCESSES - 1
+        limits[resource.RLIMIT_NPROC] = kernel.uid_task_count(os.getuid()) + PROCESSES - 1
     return limits
 
 
@@ -265,36 +258,36 @@ def landlock_paths(setup: Setup, spec: RunSpec) -> tuple[list, list, list]:
     ro = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime",
           "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/sys/devices/system/cpu", f"/proc/{os.getpid()}",
           "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/dev/urandom", "/dev/random"]
-    ro = [p for p in ro if not os.path.islink(p)] + list(setup.python_ro)
+    ro = [p for p in ro if not os.path.islink(p)] + list(setup.python_ro) + list(setup.extra_ro)
     return ro, [spec.scratch], devices
 
 
 def _runner(setup: Setup, spec: RunSpec, body, tier1: bool) -> None:
     if not tier1:
         if setup.root:
-            confine.drop_bounding_set()
-            confine.drop_to(setup.uid, setup.gid)
-            confine.set_pdeathsig(signal.SIGKILL)
+            kernel.drop_bounding_set()
+            kernel.drop_to(setup.uid, setup.gid)
+            kernel.set_pdeathsig(signal.SIGKILL)
             if os.getppid() != spec.zygote_pid:
                 os._exit(70)
     else:
-        confine.set_pdeathsig(signal.SIGKILL)
-    confine.set_name("sandbox-run")
+        kernel.set_pdeathsig(signal.SIGKILL)
+    kernel.set_name("sandbox-run")
     os.chdir(spec.scratch)
-    confine.set_rlimits(rlimits(spec.timeout, tier1))
-    confine.set_cpu_limit(cpu_seconds(spec.timeout))
+    kernel.set_rlimits(rlimits(tier1))
+    kernel.set_cpu_limit(cpu_seconds(spec.timeout))
     if setup.tier != "none":
         if setup.landlock_abi or setup.seccomp:
-            confine.no_new_privs()
+            kernel.no_new_privs()
         if setup.landlock_abi:
             ro, rw, devices = landlock_paths(setup, spec)
-            confine.landlock_restrict(setup.landlock_abi, ro, rw, devices,
+            landlock.landlock_restrict(setup.landlock_abi, ro, rw, devices,
                                       deny_tcp="loopback" not in spec.grants, exec_ok="exec" in spec.grants)
         if setup.seccomp:
             program = spec.seccomp_filter
             if program is None:  # tier 2: no pid namespace, so the filter names our own pid (signals)
-                program = confine.build_filter(sockets="none", own_pid=os.getpid())
-            confine.install_sigsys_reporter(2)
-            confine.load_filter(program)
+                program = seccomp.build_filter(sockets="none", own_pid=os.getpid())
+            seccomp.install_sigsys_reporter(2)
+            seccomp.load_filter(program)
     os.close(STATUS_FD)
     body()

@@ -2,7 +2,8 @@
 
 Runs only inside the sandbox (standard library only, like ``exchange.py``); the
 tutor imports :func:`fingerprint` from here so that both sides normalise source
-the same way.
+the same way. Tests, errors and results are the wire's types (``TestSpec``,
+``ErrorInfo``, ``TestResult``).
 
 * **Course modules** (a course's ``helpers/*.py``, a lab's other files, earlier
   stages of a chained lab) arrive as text in the run request and are served by a
@@ -25,6 +26,8 @@ import importlib.util
 import io
 import sys
 import tokenize
+
+from tutor.sandbox.wire import ErrorInfo, TestResult, TestSpec
 
 RULES_TEST = "source-rules"
 MAX_MESSAGE = 2000
@@ -69,23 +72,23 @@ def install_modules(sources: dict[str, str]) -> None:
 # ---------------------------------------------------------------- named tests
 
 
-def run_probes(tests: list[dict], namespace: dict, run) -> dict[str, dict]:
+def run_probes(tests: tuple[TestSpec, ...], namespace: dict, run) -> dict[str, ErrorInfo]:
     """Each test's probe, in the learner's process; what each raised, by test name."""
     failures = {}
     for test in tests:
-        probe = test.get("probe", "")
-        if probe.strip():
-            _exc, info = run(probe, f"<test {test['name']}>", namespace, "probe")
+        if test.probe.strip():
+            _exc, info = run(test.probe, f"<test {test.name}>", namespace, "probe")
             if info is not None:
-                failures[test["name"]] = info
+                failures[test.name] = info
     return failures
 
 
-def run_tests(tests: list[dict], namespace: dict, probe_errors: dict, run, code_error: dict | None) -> list[dict]:
+def run_tests(tests: tuple[TestSpec, ...], namespace: dict, probe_errors: dict[str, ErrorInfo], run,
+              code_error: ErrorInfo | None) -> list[TestResult]:
     """Each test's check, in the judge's process, on a copy of the namespace; one result per test."""
     results = []
     for test in tests:
-        name = test["name"]
+        name = test.name
         if code_error is not None:
             results.append(_result(name, "failed", "your code raised " + _describe(code_error)))
             continue
@@ -93,22 +96,22 @@ def run_tests(tests: list[dict], namespace: dict, probe_errors: dict, run, code_
             info = probe_errors[name]
             results.append(_result(name, "failed", f"calling your code raised {_describe(info)}"))
             continue
-        exc, info = run(test["check"], f"<test {name}>", dict(namespace), "check")
+        exc, info = run(test.check, f"<test {name}>", dict(namespace), "check")
         if exc is None:
             results.append(_result(name, "passed"))
         elif isinstance(exc, AssertionError):
-            results.append(_result(name, "failed", str(exc), info.get("line")))
+            results.append(_result(name, "failed", str(exc), info.line))
         else:
-            results.append(_result(name, "error", f"{info['type']}: {info['message']}", info.get("line")))
+            results.append(_result(name, "error", f"{info.type}: {info.message}", info.line))
     return results
 
 
-def _describe(info: dict) -> str:
-    return f"{info.get('type', 'an error')}: {info.get('message', '')}".rstrip(": ")
+def _describe(info: ErrorInfo) -> str:
+    return f"{info.type or 'an error'}: {info.message}".rstrip(": ")
 
 
-def _result(name: str, status: str, message: str = "", line: int | None = None) -> dict:
-    return {"name": name, "status": status, "message": message[:MAX_MESSAGE], "line": line}
+def _result(name: str, status: str, message: str = "", line: int | None = None) -> TestResult:
+    return TestResult(name, status, message[:MAX_MESSAGE], line)
 
 
 # ---------------------------------------------------------------- rules on the learner's source
@@ -117,7 +120,7 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def check_rules(rules: dict, sources: dict[str, str]) -> dict:
+def check_rules(rules: dict, sources: dict[str, str]) -> TestResult:
     """The source-rules test: every broken rule, each named with its file and line."""
     problems: list[str] = []
     for filename, source in sources.items():

@@ -1,6 +1,6 @@
 """Values that cross from the learner's process to the judge's: plain data, never code.
 
-A repair or a lab is judged in two confined processes (see ``child.py``):
+A repair or a lab is judged in two confined processes (see ``runner.py``):
 
 * the **learner's process** runs the drill's setup, the learner's code and the
   drill's ``probe``, then :func:`export` writes every name it bound as data;
@@ -25,7 +25,8 @@ import json
 import math
 import types
 
-MAX_EXPORT = 8 << 20  # bytes of JSON; past it, the largest values are left out (named as such)
+from tutor.sandbox.wire import MAX_EXPORT  # bytes of JSON; past it, the largest values are left out
+
 MAX_DEPTH = 8
 MAX_ITEMS = 4096
 

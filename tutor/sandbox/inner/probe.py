@@ -1,8 +1,8 @@
 """The start-up probe: which isolation tier does this machine give the sandbox?
 
-Run as its own small program (``python -I probe.py``, standard library only,
-no torch) so that the UI process never forks. It performs a real dry run of
-each tier with the same code the zygote uses (``jail.spawn``) and a trivial
+Run as its own small program (``python -I -m tutor.sandbox.inner.probe``,
+standard library only, no torch) so that the UI process never forks. It performs a real dry run of
+each tier with the same code the zygote uses (``tree.spawn``) and a trivial
 body that reports what it sees from inside, then prints one JSON object:
 
 * tier 1 when a run with new user, pid, network, ipc, uts and mount namespaces,
@@ -20,12 +20,8 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import confine  # noqa: E402
-import jail  # noqa: E402
-
-del sys.path[0]
+from tutor.sandbox.inner import kernel, landlock, mounts, scratch, seccomp
+from tutor.sandbox.inner import tree
 
 
 def _inside() -> None:
@@ -55,39 +51,39 @@ def _inside() -> None:
     except OSError as exc:
         info["interfaces"] = f"denied ({type(exc).__name__})"
     raw = json.dumps(info).encode()
-    os.pwrite(jail.RESULT_FD, raw, 0)
+    os.pwrite(tree.RESULT_FD, raw, 0)
     os._exit(0)
 
 
-def attempt(tier: str, landlock_abi: int, seccomp: bool, timeout: float = 10.0) -> dict:
+def attempt(tier: str, landlock_abi: int, has_seccomp: bool, timeout: float = 10.0) -> dict:
     """Run the body once in ``tier``; return what it saw, or the error that stopped it."""
     root = os.geteuid() == 0
-    uid = confine.NOBODY if root else os.getuid()
-    gid = confine.NOBODY if root else os.getgid()
-    plan = confine.build_plan() if tier == "1" else None
+    uid = kernel.NOBODY if root else os.getuid()
+    gid = kernel.NOBODY if root else os.getgid()
+    plan = mounts.build_plan() if tier == "1" else None
     scratch_base = ""
-    scratch = "/tmp"
+    run_scratch = "/tmp"
     if tier != "1":
         scratch_base = tempfile.mkdtemp(prefix="pytorch-tutor-probe-")
         os.chmod(scratch_base, 0o711)
-        scratch = os.path.join(scratch_base, "run")
-        os.mkdir(scratch, 0o700)
+        run_scratch = os.path.join(scratch_base, "run")
+        os.mkdir(run_scratch, 0o700)
         if root:
-            os.chown(scratch, uid, gid)
-    setup = jail.Setup(tier=tier, uid=uid, gid=gid, root=root, landlock_abi=landlock_abi, seccomp=seccomp,
+            os.chown(run_scratch, uid, gid)
+    setup = tree.Setup(tier=tier, uid=uid, gid=gid, root=root, landlock_abi=landlock_abi, seccomp=has_seccomp,
                        plan=plan, base="/tmp" if os.path.isdir("/tmp") else "/mnt")
     program = None
-    if seccomp and tier == "1":  # tier 2's filter names the runner's own pid: jail builds it there
-        program = confine.build_filter(sockets="unix")
+    if has_seccomp and tier == "1":  # tier 2's filter names the runner's own pid: tree builds it there
+        program = seccomp.build_filter(sockets="unix")
     devnull = os.open(os.devnull, os.O_RDWR)
     out = os.memfd_create("output", os.MFD_CLOEXEC)
     res = os.memfd_create("result", os.MFD_CLOEXEC)
     status_r, status_w = os.pipe2(os.O_CLOEXEC)
-    spec = jail.RunSpec(devnull=devnull, output=out, result=res, status=status_w, scratch=scratch, timeout=timeout,
+    spec = tree.RunSpec(devnull=devnull, output=out, result=res, status=status_w, scratch=run_scratch, timeout=timeout,
                         seccomp_filter=program, zygote_pid=os.getpid())
     started = time.monotonic()
     try:
-        pid = jail.spawn(setup, spec, _inside)
+        pid = tree.spawn(setup, spec, _inside)
         os.close(status_w)
         status = None
         while time.monotonic() - started < timeout:
@@ -100,7 +96,7 @@ def attempt(tier: str, landlock_abi: int, seccomp: bool, timeout: float = 10.0) 
             os.waitpid(pid, 0)
             return {"ok": False, "error": f"the dry run did not finish in {timeout:g} s"}
         os.set_blocking(status_r, False)
-        kind, value = jail.read_status(status_r)
+        kind, value = tree.read_status(status_r)
         size = os.fstat(res).st_size
         raw = os.pread(res, min(size, 65536), 0)
         if kind == "error":
@@ -121,22 +117,22 @@ def attempt(tier: str, landlock_abi: int, seccomp: bool, timeout: float = 10.0) 
             except OSError:
                 pass
         if scratch_base:
-            confine.remove_tree(scratch_base)
+            scratch.remove_tree(scratch_base)
 
 
 def probe() -> dict:
-    abi = confine.landlock_abi()
-    seccomp = confine.seccomp_supported()
-    report: dict = {"euid": os.geteuid(), "landlock_abi": abi, "seccomp_arch": seccomp,
-                    "sandbox_uid": confine.NOBODY if os.geteuid() == 0 else os.getuid()}
-    one = attempt("1", abi, seccomp)
+    abi = landlock.landlock_abi()
+    has_seccomp = seccomp.seccomp_supported()
+    report: dict = {"euid": os.geteuid(), "landlock_abi": abi, "seccomp_arch": has_seccomp,
+                    "sandbox_uid": kernel.NOBODY if os.geteuid() == 0 else os.getuid()}
+    one = attempt("1", abi, has_seccomp)
     report["namespaces"] = one
     namespaces_ok = one["ok"] and one["seen"].get("pid") == 2
     if namespaces_ok:
         report["tier"] = "1"
         return report
-    if abi and seccomp:
-        two = attempt("2", abi, seccomp)
+    if abi and has_seccomp:
+        two = attempt("2", abi, has_seccomp)
         report["tier2"] = two
         if two["ok"] and two["seen"].get("Seccomp") == "2" and two["seen"].get("scratch_writable"):
             report["tier"] = "2"

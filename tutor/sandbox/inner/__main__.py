@@ -1,0 +1,48 @@
+"""The zygote as a program: ``python -I -m tutor.sandbox.inner --fd N [--tier T] [--pool K] [--read-only PATH]...``.
+
+Started by the UI side (``client.py``) with a minimal environment (no secrets:
+``/proc/self/environ`` of every runner shows only that), it talks over the socket
+``N`` (frames: ``framing.py``), warms torch (``start.py``), then serves (``loop.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+
+from tutor.sandbox import framing
+from tutor.sandbox.inner.loop import Zygote
+from tutor.sandbox.inner.start import prepare
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -I -m tutor.sandbox.inner")
+    parser.add_argument("--fd", type=int, required=True)
+    parser.add_argument("--tier", default="1", choices=("1", "2", "3", "none"))
+    parser.add_argument("--pool", type=int, default=2)
+    parser.add_argument("--read-only", action="append", default=[], dest="read_only")
+    args = parser.parse_args(argv)
+    sock = socket.socket(fileno=args.fd)
+    sock.setblocking(True)
+    try:
+        started = prepare(args.tier, args.read_only)
+    except BaseException as exc:  # noqa: BLE001 - tell the UI why, then go
+        try:
+            sock.sendall(framing.pack({"op": "error", "message": f"{type(exc).__name__}: {exc}"[:2000]}))
+        except OSError:
+            pass
+        return 1
+    zygote = Zygote(sock, started, args.pool)
+    try:
+        zygote.send(started.facts)
+        zygote.serve()
+    except (SystemExit, OSError, framing.FrameError):
+        pass
+    finally:
+        zygote.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""The runner's body, after confinement: run one request and write what it saw.
+
+Three shapes of request (see ``exchange.py`` for why the last two exist):
+
+* an ordinary run: setup, code, probe, asks, check, all here;
+* the learner's half of a judged run (``export``): no check; every name the code
+  and the probe bound goes back as data after the observation;
+* the judge's half (``imports``): setup, the learner's data bound over it, the check.
+
+The result goes to the result memfd (fd 3) as one JSON line (``wire.Observation``),
+followed, for a learner's half, by the exports; then "D" on the done pipe (fd 5).
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import random
+import sys
+import time
+
+from tutor.sandbox.inner import exchange, labkit
+from tutor.sandbox.inner.describe import describe, describe_variables
+from tutor.sandbox.inner.tree import DONE_FD, GO_FD, RESULT_FD
+from tutor.sandbox.wire import (MAX_TEXT, AskResult, AskSpec, ErrorInfo, Observation, RunRequest, clip_message,
+                                granted)
+
+NETWORK_REFUSED = "network sockets are refused in the sandbox (course fence rule)"
+
+
+def refuse_network() -> None:
+    """An audit hook refusing network sockets with a message that names the rule (seccomp refuses them too)."""
+    import socket
+
+    allowed = {getattr(socket, "AF_UNIX", None)}
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "socket.__new__":
+            family = args[1] if len(args) > 1 else None
+            if family not in allowed and family != -1:
+                raise PermissionError(NETWORK_REFUSED)
+        elif event in ("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr", "socket.connect",
+                       "socket.sendto", "socket.bind"):
+            target = args[1] if len(args) > 1 else None
+            if not (isinstance(target, (str, bytes)) and event in ("socket.connect", "socket.bind")):
+                raise PermissionError(NETWORK_REFUSED)
+
+    sys.addaudithook(hook)
+
+
+def _error_info(exc: BaseException, phase: str, filename: str) -> ErrorInfo:
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line is None and isinstance(exc, SyntaxError) and exc.filename == filename:
+        line = exc.lineno
+    return ErrorInfo(phase, type(exc).__name__, clip_message(str(exc)), line)
+
+
+def _run(source: str, filename: str, namespace: dict, phase: str):
+    if not source.strip():
+        return None, None
+    try:
+        exec(compile(source, filename, "exec"), namespace)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are snippet errors too
+        return exc, _error_info(exc, phase, filename)
+    return None, None
+
+
+def _fence_state(torch) -> dict:
+    return {
+        "default dtype": str(torch.get_default_dtype()),
+        "thread count": torch.get_num_threads(),
+        "grad mode": torch.is_grad_enabled(),
+        "deterministic algorithms": (torch.are_deterministic_algorithms_enabled(),
+                                     torch.is_deterministic_algorithms_warn_only_enabled()),
+        "quantized engine": str(torch.backends.quantized.engine),
+    }
+
+
+def run_request(request: RunRequest, torch) -> tuple[Observation, bytes | None]:
+    """Run one request; the observation, and the exports of a learner's half (else None)."""
+    baseline = _fence_state(torch)
+    torch.manual_seed(0)
+    random.seed(0)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(0)
+
+    namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
+    # a course's helpers (and a lab's files, earlier stages): this process's own copy, served from text
+    labkit.install_modules(dict(request.modules))
+    started = time.perf_counter()
+    raised, error = _run(request.setup, "<setup>", namespace, "setup")
+    # what setup bound, by identity: the learner's half of a judged run tells the judge which names it kept
+    setup_ids = {name: id(value) for name, value in namespace.items()} if request.export else {}
+    if error is None and request.imports:
+        try:
+            exchange.apply(namespace, request.imports, torch)
+            raised = namespace.pop("raised", None)
+        except Exception as exc:  # noqa: BLE001 - hostile or unreadable data from the learner's process
+            raised, error = exc, ErrorInfo("judge", type(exc).__name__,
+                                           f"the learner's results could not be read: {str(exc)[:300]}")
+    elif error is None:
+        raised, error = _run(request.code, "<snippet>", namespace, "code")
+        if error is None and request.probe.strip():
+            raised, error = _run(request.probe, "<probe>", namespace, "probe")
+    obs = Observation()
+    if request.tests and not request.imports and error is None:  # a lab's learner half: each test's probe
+        obs.probe_errors = labkit.run_probes(request.tests, namespace, _run)
+
+    asks = {ask.key: _observe(ask, namespace, raised, error, torch) for ask in request.asks}
+
+    obs.error, obs.asks = error, asks
+    if request.check.strip() and (error is None or error.phase == "code"):
+        namespace["raised"] = raised
+        exc, info = _run(request.check, "<check>", namespace, "check")
+        if exc is None:
+            obs.check = "passed"
+        elif isinstance(exc, AssertionError):
+            obs.check, obs.check_message, obs.check_line = "failed", info.message, info.line
+        else:
+            obs.check, obs.check_message, obs.check_line = "error", f"{info.type}: {info.message}", info.line
+    if request.imports and (request.tests or request.rules):  # a lab's judge half: rules, then each test's check
+        sources = dict(request.sources)
+        obs.fingerprint = labkit.fingerprint(next(iter(sources.values()), ""))
+        if error is None or error.phase != "judge":
+            namespace["learner_source"] = dict(sources)  # what a grader may read of the learner's files
+            if request.rules:
+                obs.tests.append(labkit.check_rules(request.rules, sources))
+            obs.tests.extend(labkit.run_tests(request.tests, namespace, dict(request.probe_errors or {}), _run,
+                                              request.learner_error or error))
+    obs.seconds = time.perf_counter() - started
+
+    after = _fence_state(torch)
+    obs.fence = [f"the {name} changed from {baseline[name]} to {after[name]}"
+                 for name in baseline if after[name] != baseline[name]]
+    obs.variables = describe_variables(namespace, torch)
+    exports = None
+    if request.export and (error is None or error.phase in ("code", "probe")):
+        namespace["raised"] = raised
+        exports = exchange.export(namespace, setup_ids, torch)
+    return obs, exports
+
+
+def _observe(ask: AskSpec, namespace: dict, raised, error: ErrorInfo | None, torch) -> AskResult:
+    if ask.expr is None:  # the code's own exception, or that it ran cleanly
+        if error is not None and error.phase != "code":
+            return AskResult(error=error)
+        if raised is None:
+            return AskResult(value={"type": "none", "no_error": True})
+        return AskResult(value={**describe(raised, torch), "line": error.line if error else None})
+    try:
+        value = eval(compile(ask.expr, "<ask>", "eval"), namespace)
+    except BaseException as exc:  # noqa: BLE001
+        if ask.mode == "raises":
+            return AskResult(value=describe(exc, torch))
+        return AskResult(error=_error_info(exc, "ask", "<ask>"))
+    if ask.mode == "raises":
+        return AskResult(value={"type": "none", "no_error": True})
+    return AskResult(value=describe(value, torch))
+
+
+def wait_for_request(set_cpu_limit) -> RunRequest:
+    """A pre-forked runner, confined already, blocks here until the zygote hands it a request."""
+    header = b""
+    while len(header) < 8:
+        chunk = os.read(GO_FD, 8 - len(header))
+        if not chunk:
+            os._exit(0)  # the zygote let us go without work
+        header += chunk
+    os.close(GO_FD)
+    size = int.from_bytes(header, "little")
+    request = RunRequest.from_json(os.pread(RESULT_FD, size, 0))
+    os.ftruncate(RESULT_FD, 0)
+    set_cpu_limit(request.timeout)
+    return request
+
+
+def run_snippet(request: RunRequest, env: dict, torch) -> None:
+    """Run ``request`` here and now, write its result, and leave (never returns)."""
+    os.environ.clear()
+    os.environ.update(env)
+    if "loopback" not in granted(request.needs):
+        refuse_network()
+    try:
+        obs, exports = run_request(request, torch)
+        raw = obs.to_json() if exports is None else obs.to_json() + b"\n" + exports
+    except BaseException as exc:  # noqa: BLE001 - describe failures must still be reported
+        raw = Observation(error=ErrorInfo("sandbox", type(exc).__name__, clip_message(str(exc), MAX_TEXT))).to_json()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    view, offset = memoryview(raw), 0
+    while offset < len(raw):
+        offset += os.pwrite(RESULT_FD, view[offset:], offset)
+    os.ftruncate(RESULT_FD, len(raw))
+    try:
+        os.write(DONE_FD, b"D")
+    except OSError:
+        pass
+    os._exit(0)

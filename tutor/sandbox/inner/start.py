@@ -1,0 +1,117 @@
+"""The zygote's start-up: decide what every run gets (a ``tree.Setup``), warm torch, and say what was found.
+
+The facts go back to the UI side in the ``ready`` message; what they mean for the
+learner (each layer's status) is written there (``tutor/sandbox/layers.py``), not here.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+from tutor.sandbox.inner import cgroups, kernel, landlock, mounts, scratch, seccomp, warm
+from tutor.sandbox.inner.tree import Setup
+from tutor.sandbox.wire import CGROUP_RUN_MEMORY, PROCESSES
+
+
+@dataclass
+class Started:
+    setup: Setup
+    torch: object
+    threads: int
+    scratch_base: str  # tiers 2 and 3: the host directory that holds each run's scratch ("" in tier 1)
+    cgroup_base: str | None  # a delegated cgroup v2 subtree: per-run memory and task caps
+    cgroup_note: str  # how it was had, or why there is none
+    facts: dict  # the ``ready`` message
+
+
+def prepare(tier: str, extra_ro: list[str]) -> Started:
+    started = time.monotonic()
+    os.umask(0o077)
+    os.chdir("/")
+    kernel.set_child_subreaper()
+    root = os.geteuid() == 0
+    uid = kernel.NOBODY if root else os.getuid()
+    gid = kernel.NOBODY if root else os.getgid()
+    cgroup_base, cgroup_note = None, ""
+    if tier in ("1", "2"):
+        cgroup_base, cgroup_note = cgroups.sandbox_cgroup()  # before torch: it may fork busctl
+        if cgroup_base:
+            problem = _try_run_cgroup(cgroup_base)
+            if problem:  # never let a half-working cgroup fail every run: go without, and say why
+                cgroup_base, cgroup_note = None, f"{cgroup_note} is unusable: {problem}"
+    abi = landlock.landlock_abi() if tier != "none" else 0
+    has_seccomp = seccomp.seccomp_supported() and tier != "none"
+    extra = [p for p in (os.path.abspath(p) for p in extra_ro) if os.path.exists(p)]
+    extra = mounts.without(extra, mounts.hidden_dirs(extra))  # never the tutor's own course
+    path_fds: list[int] = []
+    python_ro: list[str] = []
+    plan = None
+    scratch_base = ""
+    if tier == "1":
+        plan = mounts.build_plan(extra)
+    else:
+        path_fds, python_ro = warm.reachable_python(uid, gid, root)
+        scratch_base = tempfile.mkdtemp(prefix="pytorch-tutor-sandbox-")
+        os.chmod(scratch_base, 0o711)
+    setup = Setup(tier=tier, uid=uid, gid=gid, root=root, landlock_abi=abi, seccomp=has_seccomp, plan=plan,
+                  base=_mount_base(), path_fds=path_fds, python_ro=python_ro, extra_ro=extra)
+    torch, threads = warm.warm_torch()
+    if path_fds:
+        warm.cache_unreachable_sources(uid, gid)
+    sys.stdout.reconfigure(line_buffering=True)
+    gc.collect()
+    gc.freeze()
+    facts = {
+        "op": "ready", "pid": os.getpid(), "tier": tier, "uid": uid, "root": root, "landlock_abi": abi,
+        "seccomp": has_seccomp, "seccomp_backend": seccomp.BACKEND, "torch": torch.__version__, "threads": threads,
+        "python": sys.executable, "scratch_base": scratch_base, "plan": plan.as_dict() if plan else None,
+        "path_fds": len(path_fds), "extra_ro": extra, "warm_seconds": round(time.monotonic() - started, 3),
+        "cgroup": bool(cgroup_base), "cgroup_note": cgroup_note,
+    }
+    return Started(setup, torch, threads, scratch_base, cgroup_base, cgroup_note, facts)
+
+
+def _mount_base() -> str:
+    for base in ("/tmp", "/mnt", "/var/tmp", "/media"):
+        if os.path.isdir(base) and not os.path.islink(base):
+            return base
+    return "/tmp"
+
+
+def _try_run_cgroup(base: str) -> str:
+    """A dry run of what every run does with its cgroup: create, join from a child, remove. "" when it works."""
+    try:
+        path = cgroups.new_run_cgroup(base, "run-0", CGROUP_RUN_MEMORY, PROCESSES)
+    except OSError as exc:
+        return f"cannot create a run's cgroup ({exc})"
+    try:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                cgroups.join_cgroup(path)
+                os._exit(0)
+            except BaseException:  # noqa: BLE001
+                os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            return "a child cannot join a run's cgroup"
+        return ""
+    finally:
+        for _ in range(100):  # the child's exit frees the cgroup a moment after waitpid
+            try:
+                os.rmdir(path)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.01)
+
+
+def remove_scratch_base(path: str) -> None:
+    if path:
+        scratch.remove_tree(path)

@@ -1,0 +1,198 @@
+"""The zygote as the UI side sees it: one process, its socket, and the thread that reads it.
+
+Also the start-up probe (``inner/probe.py``, run once per interpreter and cached) and
+the minimal environment both are started with. ``client.Sandbox`` owns these objects.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+
+from tutor.safe_text import inert
+from tutor.sandbox import framing
+
+ZYGOTE = "tutor.sandbox.inner"  # run with ``python -I -m``: found through the installation, not a path
+PROBE = "tutor.sandbox.inner.probe"
+
+
+class SandboxUnavailable(RuntimeError):
+    pass
+
+
+class _ZygoteDied(Exception):
+    pass
+
+
+def zygote_environment() -> dict[str, str]:
+    """Everything the zygote's environment holds: no secrets, nothing from the learner's shell."""
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": "/nonexistent",
+        "OPENBLAS_NUM_THREADS": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+    }
+
+
+# ---------------------------------------------------------------- the probe
+
+_probe_cache: dict[str, dict] = {}
+_probe_lock = threading.Lock()
+
+
+def probe(python: str | None = None) -> dict:
+    """What ``probe.py`` finds on this machine (run once per process and interpreter, then cached)."""
+    python = python or sys.executable
+    with _probe_lock:
+        if python not in _probe_cache:
+            _probe_cache[python] = _run_probe(python)
+        return _probe_cache[python]
+
+
+def _run_probe(python: str) -> dict:
+    try:
+        done = subprocess.run([python, "-I", "-m", PROBE], env=zygote_environment(), cwd="/",
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        report = json.loads(done.stdout[-65536:] or b"null")
+    except (OSError, subprocess.TimeoutExpired, ValueError, RecursionError) as exc:
+        return {"tier": "3", "error": f"the probe failed: {exc}"}
+    if not isinstance(report, dict) or report.get("tier") not in ("1", "2", "3"):
+        return {"tier": "3", "error": "the probe said nothing usable: "
+                                      + done.stderr.decode("utf-8", "replace")[-300:]}
+    return report
+
+
+# ---------------------------------------------------------------- one zygote process
+
+
+class _Zygote:
+    def __init__(self, python: str, tier: str, pool: int, read_only: tuple[str, ...] = ()):
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        extra = [arg for path in read_only for arg in ("--read-only", path)]
+        try:
+            self.proc = subprocess.Popen(
+                [python, "-I", "-m", ZYGOTE, "--tier", tier, "--fd", str(child.fileno()), "--pool", str(pool),
+                 *extra],
+                env=zygote_environment(), cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE, pass_fds=(child.fileno(),), start_new_session=True)
+        except OSError:
+            parent.close()
+            raise
+        finally:
+            child.close()
+        self.sock = parent
+        self.tier = tier
+        self.ready: concurrent.futures.Future = concurrent.futures.Future()
+        self.info: dict = {}
+        self.handlers: dict[int, object] = {}
+        self.dead = False
+        self.death = ""
+        self.closing = False
+        self.stderr_tail = bytearray()
+        self.send_lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read_loop, name="sandbox-zygote", daemon=True)
+        self.thread.start()
+
+    def _read_loop(self) -> None:
+        decoder = framing.Decoder()
+        stderr = self.proc.stderr
+        watched = [self.sock, stderr]
+        try:
+            while not self.closing:
+                ready, _, _ = select.select(watched, [], [], 0.5)
+                if stderr in ready:
+                    data = os.read(stderr.fileno(), 65536)
+                    if data:
+                        self.stderr_tail = (self.stderr_tail + data)[-8192:]
+                    else:
+                        watched.remove(stderr)
+                if self.sock in ready:
+                    data = self.sock.recv(1 << 20)
+                    if not data:
+                        self.death = "it closed its connection"
+                        break
+                    for header, blobs in decoder.feed(data):
+                        self._dispatch(header, blobs)
+        except framing.FrameError as exc:
+            self.death = f"it sent a malformed frame ({exc})"
+        except (OSError, ValueError) as exc:
+            self.death = self.death or f"its connection failed ({exc})"
+        finally:
+            self._died()
+
+    def _dispatch(self, header: dict, blobs: list[bytes]) -> None:
+        op = header.get("op")
+        if op == "ready":
+            self.info = header
+            if not self.ready.done():
+                self.ready.set_result(header)
+        elif op == "error":
+            self.death = f"it could not start: {str(header.get('message', ''))[:500]}"
+            if not self.ready.done():
+                self.ready.set_exception(SandboxUnavailable(self.death))
+        else:
+            handler = self.handlers.get(header.get("id"))
+            if handler is not None:
+                handler(header, blobs)
+
+    def _died(self) -> None:
+        self.dead = True
+        if not self.closing:
+            code = self.proc.poll()
+            if code is not None and not self.death.startswith("it could not"):
+                self.death = f"{self.death}; exit status {code}" if self.death else f"exit status {code}"
+            tail = self.stderr_tail.decode("utf-8", "replace").strip().splitlines()[-1:]
+            if tail:
+                self.death += f": {inert(tail[0])[:200]}"
+        if not self.ready.done():
+            self.ready.set_exception(SandboxUnavailable(self.death or "the zygote stopped"))
+        for handler in list(self.handlers.values()):
+            handler({"op": "died"}, [])
+
+    def send(self, header: dict, *blobs: bytes) -> None:
+        frame = framing.pack(header, *blobs)
+        with self.send_lock:
+            if self.dead:
+                raise _ZygoteDied(self.death or "the zygote stopped")
+            try:
+                self.sock.sendall(frame)
+            except OSError as exc:
+                raise _ZygoteDied(f"its connection failed ({exc})") from None
+
+    def close(self, wait: float = 3.0) -> None:
+        if self.closing:
+            return
+        try:
+            self.send({"op": "shutdown"})
+        except _ZygoteDied:
+            pass
+        self.closing = True
+        try:
+            self.proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()  # its children die with it (parent-death signal)
+            self.proc.wait()
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        if threading.current_thread() is not self.thread:
+            self.thread.join(2)
+        if self.proc.stderr:
+            self.proc.stderr.close()
+        base = self.info.get("scratch_base")
+        if (isinstance(base, str) and base.startswith("/") and os.path.normpath(base) == base
+                and os.path.basename(base).startswith("pytorch-tutor-sandbox-")):
+            from tutor.sandbox.inner.scratch import remove_tree  # standard library only
+
+            # The zygote removes it itself unless it was killed. Iterative and as the owner: the
+            # snippet may have left a tree deeper than the recursion limit, or unreadable modes.
+            remove_tree(base)
