@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 from pathlib import Path
 
 from tutor.authoring import validate
@@ -41,7 +42,7 @@ OBSERVED = {"y.stride()": "(1, 3)", "y.is_contiguous()": "no"}
 
 
 def module_with(tmp_path: Path, title: str, intro: str | None = None):
-    text = DRILL.format(title=title)
+    text = DRILL.format(title=json.dumps(title))
     if intro is not None:
         text = text.replace("A tensor is a view onto a flat block of memory: sizes, strides and an offset.", intro)
     path = tmp_path / "03_views.yaml"
@@ -132,3 +133,17 @@ def test_the_builtin_course_gives_nothing_away():
     course = load_course(builtin_course_dir(), "builtin")
     found = [str(g) for m in course.modules() for g in module_giveaways(m, observed_record.load(m))]
     assert found == []
+
+
+def test_a_title_in_sentence_form_is_a_claim_and_a_noun_phrase_is_a_topic(tmp_path):
+    claims = ("Views share one version counter", "Padding costs nothing", "Repair: vmap paired the wrong axes",
+              "expand repeats nothing", "padding_idx gets no gradient")
+    topics = ("A collective that only one rank calls", "Add-k smoothing, and why k is tuned",
+              "Repair: what int8 cost in accuracy", "Freezing a backbone by leaving it out of the optimizer",
+              "Which constructors copy a NumPy array?", "Named regions and op counts in a profile")
+    for title in claims:
+        module = module_with(tmp_path, title)
+        assert [g.where for g in drill_giveaways(module, module.drills[0], None)] == ["title"], title
+    for title in topics:
+        module = module_with(tmp_path, title)
+        assert drill_giveaways(module, module.drills[0], None) == [], title
