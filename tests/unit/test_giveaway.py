@@ -147,3 +147,46 @@ def test_a_title_in_sentence_form_is_a_claim_and_a_noun_phrase_is_a_topic(tmp_pa
     for title in topics:
         module = module_with(tmp_path, title)
         assert drill_giveaways(module, module.drills[0], None) == [], title
+
+
+REPAIR = """\
+format_version: 1
+module: "11"
+drills:
+  - id: layout
+    title: {title}
+    prompt: |
+      The batch is (batch, time, features). Predict out.shape, then repair the layer.
+    setup: |
+      import torch
+      x = torch.zeros(2, 5, 3)
+    code: |
+      lstm = torch.nn.LSTM(3, 4)
+      out, _ = lstm(x)
+    ask:
+      - {{expr: out.shape, kind: shape}}
+    check: |
+      assert out.shape == (2, 5, 4)
+    solution: |
+      lstm = torch.nn.LSTM(3, 4, batch_first=True)   # read dim 1 as time
+      out, _ = lstm(x)
+    explanation: Without batch_first the LSTM reads dim 0 as time.
+    hints: [{hint}]
+    wrong_answers:
+      - {{answer: "(2, 5, 4)", misconception: the LSTM knows which axis is time}}
+"""
+
+
+def test_a_title_or_first_hint_naming_the_repairs_fix_is_warned_about(tmp_path):
+    def warnings(title, hint):
+        path = tmp_path / "11_layout.yaml"
+        path.write_text(REPAIR.format(title=json.dumps(title), hint=json.dumps(hint)))
+        module, errors = load_module_file(path)
+        assert module is not None, errors
+        return [(g.where, g.reason) for g in drill_giveaways(module, module.drills[0], None)]
+
+    assert warnings("Repair: an LSTM without batch_first", "Which axis is time?") == [
+        ("title", "names what the repair adds (batch_first)")]
+    assert [w for w, _ in warnings("Repair: an LSTM on batch-major data", "Set batch_first.")] == ["first hint"]
+    # the comment in the solution ("read dim 1 as time") is not code, and plain words are not the fix
+    assert warnings("Repair: an LSTM on batch-major data", "Which axis does it read as time?") == []

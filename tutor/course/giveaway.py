@@ -19,7 +19,10 @@ these may answer the drill. Two kinds of leak are looked for:
   transpose moves no data"). For the intro, the test is a sentence sharing four
   words, one of them an outcome word, with a wrong answer's misconception.
 
-Both are heuristics, measured on the course: on the titles that the content
+* **a repair's fix named early**: an identifier the solution adds to the code
+  (``batch_first``, ``detach_``) in the title or the first hint.
+
+All are heuristics, measured on the course: on the titles that the content
 audit rewrote as leaks (the 01-13 and 30-38 titles before it), the title test
 flags 67 of the 123 that changed, most of the misses being titles that were
 neutral already; on today's 480-odd titles it flags none. They warn (``validate``
@@ -30,7 +33,9 @@ Nothing here imports torch: ``validate`` stays fast.
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
@@ -199,6 +204,22 @@ def _claim_verb(title: str) -> str:
     return ""
 
 
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _code_names(source: str) -> set[str]:
+    """The names a piece of Python uses (comments and strings left out); {} if it does not tokenize."""
+    try:
+        return {t.string for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.NAME}
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return set()
+# Python and English words a solution may add without naming the fix.
+_PY_WORDS = frozenset("""
+None True False self with else elif return assert import from lambda yield pass raise while break continue
+try except finally class global nonlocal range list dict tuple print float then each into only this that
+""".split())
+
+
 _QUESTION_WORDS = frozenset("which what how where when why whose who does do did is are can will".split())
 
 
@@ -260,6 +281,17 @@ def drill_giveaways(module: Module, drill: Drill, observed: Mapping[str, str] | 
         found.append(Giveaway(module.file, drill.line, drill.id, "title",
                               f"states an outcome ({', '.join(sorted(outcome))}) that the code and prompt do not"
                               f"{against}: name the topic (a noun phrase, a gerund or a question), not what happens"))
+    # A repair's fix, named before the reveal: identifiers the solution adds to the code.
+    if drill.is_repair:
+        shown = _code_names(drill.setup) | _code_names(drill.code) | set(_IDENT.findall(drill.prompt))
+        # identifiers only ("batch_first", "detach_"): "copy" or "eval" in a hint may be plain English
+        added = {t for t in _code_names(drill.solution) - shown - _PY_WORDS
+                 if re.search(r"_|\d|[a-z][A-Z]", t.strip("_"))}
+        for where, text in [("title", drill.title), ("first hint", drill.hints[0] if drill.hints else "")]:
+            named = sorted(added & set(_IDENT.findall(text.replace("`", " "))))
+            if named:
+                found.append(Giveaway(module.file, drill.line, drill.id, where,
+                                      f"names what the repair adds ({', '.join(named)})"))
     for wrong in drill.wrong_answers:
         claim = _stems(wrong.misconception) - topic
         for sentence in _SENTENCE.split(module.intro):
