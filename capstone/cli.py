@@ -15,10 +15,43 @@ importing this file (and `--help`) never loads torch.
 from __future__ import annotations
 
 import argparse
+from dataclasses import MISSING, fields
 
 from capstone import CapstoneError
+from capstone.config import (RECIPE_DROPOUT, EvalConfig, GPTConfig, LoRAConfig, SamplingConfig,
+                             TrainConfig)
+from capstone.corpus import VAL_FRACTION
 from capstone.workspace import DEFAULT_WORKSPACE, Workspace
 from capstone.workspace import log_to_stderr as _err
+
+# The options `train` exposes (the rest of each dataclass keeps its default).
+MODEL_OPTIONS = ("context", "d_model", "n_layer", "n_head", "dropout")
+TRAIN_OPTIONS = ("steps", "batch_size", "lr", "min_lr", "warmup_steps", "weight_decay", "grad_clip",
+                 "seed", "log_every", "eval_every", "checkpoint_every")
+SOURCES = ("auto", "export", "int8")  # serve's model sources (serve.py checks the same names)
+
+
+def add_options(parser, config_class, names=None, *, defaults=None, unset: bool = False) -> None:
+    """One `--field-name` per dataclass field in `names` (all by default): its type, its help
+    and "(default X)" come from the dataclass (`defaults` overrides what is shown and used).
+    unset=True leaves an omitted option None, so the caller can tell "given" from "default"."""
+    defaults = defaults or {}
+    for f in fields(config_class):
+        if names is not None and f.name not in names:
+            continue
+        default = defaults.get(f.name, f.default)
+        assert default is not MISSING, f"{config_class.__name__}.{f.name} has no default"
+        parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=type(default),
+                            default=None if unset else default, metavar="N" if type(default) is int else "X",
+                            help=f"{f.metadata.get('help', f.name)} (default {default:g})"
+                            if isinstance(default, float) else
+                            f"{f.metadata.get('help', f.name)} (default {default})")
+
+
+def config_from(args: argparse.Namespace, config_class):
+    """The dataclass built from the parsed options of that name."""
+    return config_class(**{f.name: getattr(args, f.name) for f in fields(config_class)
+                           if getattr(args, f.name, None) is not None})
 
 
 # --------------------------------------------------------------------------- handlers
@@ -63,17 +96,11 @@ def cmd_tokenize(args: argparse.Namespace) -> int:
     return 0
 
 
-MODEL_OPTIONS = ("context", "d_model", "n_layer", "n_head", "dropout")
-TRAIN_OPTIONS = ("steps", "batch_size", "lr", "min_lr", "warmup_steps", "weight_decay", "grad_clip",
-                 "seed", "log_every", "eval_every", "checkpoint_every")
-
-
 def cmd_train(args: argparse.Namespace) -> int:
     import torch
 
     from capstone.data import load_split_tokens
-    from capstone.model import GPTConfig
-    from capstone.train import RECIPE_DROPOUT, TrainConfig, train
+    from capstone.train import train
 
     ws = Workspace(args.workspace)
     if args.threads:
@@ -112,7 +139,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from capstone.evaluate import evaluate
 
     ws = Workspace(args.workspace)
-    r = evaluate(ws, args.stride, args.batch_size, log=_err)
+    r = evaluate(ws, config_from(args, EvalConfig), log=_err)
     print(f"validation, {r['val_tokens_scored']:,} tokens ({r['val_bytes_scored']:,} bytes), "
           f"checkpoint step {r['checkpoint_step']}, context {r['context']}, stride {r['stride']}:")
     for name in ("model", "bigram", "unigram"):
@@ -127,8 +154,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_sample(args: argparse.Namespace) -> int:
     from capstone.sample import sample
 
-    text = sample(Workspace(args.workspace), args.prompt, args.tokens, args.temperature,
-                  args.top_k or None, args.seed, use_cache=not args.no_cache)
+    text = sample(Workspace(args.workspace), args.prompt, config_from(args, SamplingConfig),
+                  use_cache=not args.no_cache)
     print(text)
     return 0
 
@@ -136,10 +163,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
 def cmd_finetune(args: argparse.Namespace) -> int:
     from capstone.lora import finetune_workspace
 
-    if not 0 < args.holdout < 1:
-        raise CapstoneError(f"--holdout must be between 0 and 1, got {args.holdout}")
-    r = finetune_workspace(Workspace(args.workspace), args.rank, args.alpha, args.steps, args.batch_size,
-                           args.lr, args.holdout, args.seed, log=_err)
+    r = finetune_workspace(Workspace(args.workspace), config_from(args, LoRAConfig), log=_err)
     print(f"LoRA rank {r['rank']}: {r['trainable_parameters']:,} trainable parameters, base frozen\n"
           f"fine-tuned {r['steps']} steps on the first {r['finetune_tokens']:,} validation tokens; on the "
           f"last {r['holdout_tokens']:,}: {r['val_before']:.4f} -> {r['val_after']:.4f} nats/token\n"
@@ -160,7 +184,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_quantize(args: argparse.Namespace) -> int:
     from capstone.quantize import quantize_workspace
 
-    r = quantize_workspace(Workspace(args.workspace), args.stride, args.batch_size, log=_err)
+    r = quantize_workspace(Workspace(args.workspace), config_from(args, EvalConfig), log=_err)
     print(f"int8 dynamic quantization of the {r['scope']}\n"
           f"size (torch.save of the state_dict): {r['fp32_bytes']:,} -> {r['int8_bytes']:,} bytes = "
           f"{r['ratio']:.2f}x smaller\n"
@@ -174,7 +198,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from capstone.serve import serve_workspace
 
     return serve_workspace(Workspace(args.workspace), args.source, args.port, args.terminal, args.prompt,
-                           args.tokens, args.temperature, args.top_k or None, args.seed, log=_err)
+                           config_from(args, SamplingConfig), log=_err)
 
 
 # --------------------------------------------------------------------------- the parser
@@ -196,33 +220,19 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p = stage("corpus", "extract the corpus and split it into train/validation (module 30)", cmd_corpus)
     p.add_argument("--corpus", metavar="PATH", help="a UTF-8 text file (default: Python's bundled "
                    "language reference, pydoc_data.topics)")
-    p.add_argument("--val-fraction", type=float, default=0.1, help="tail share held out (default 0.1)")
+    p.add_argument("--val-fraction", type=float, default=VAL_FRACTION, metavar="X",
+                   help=f"tail share held out (default {VAL_FRACTION})")
 
     p = stage("tokenize", "train the byte-level BPE and write token files (modules 30-31)", cmd_tokenize)
-    p.add_argument("--vocab-size", type=int, default=512, help="256 bytes + merges (default 512)")
+    p.add_argument("--vocab-size", type=int, default=GPTConfig.vocab_size, metavar="N",
+                   help=f"256 bytes + merges (default {GPTConfig.vocab_size})")
     p.add_argument("--compare-hf", action="store_true",
                    help="also compare compression with HuggingFace tokenizers, if installed")
 
     p = stage("train", "pretrain the GPT on CPU, with resumable checkpoints (modules 32-33)", cmd_train)
-    model = p.add_argument_group("model (defaults: the course's 875,264-parameter GPT)")
-    model.add_argument("--context", type=int, help="sequence length (default 128)")
-    model.add_argument("--d-model", type=int, help="width (default 128)")
-    model.add_argument("--n-layer", type=int, help="blocks (default 4)")
-    model.add_argument("--n-head", type=int, help="attention heads (default 4)")
-    model.add_argument("--dropout", type=float, help="dropout probability (default 0.1, the recipe)")
-    run = p.add_argument_group("training")
-    run.add_argument("--steps", type=int, help="total optimizer steps; the schedule's length (default 1600)")
-    run.add_argument("--batch-size", type=int, help="windows per step (default 32)")
-    run.add_argument("--lr", type=float, help="peak learning rate (default 2e-3)")
-    run.add_argument("--min-lr", type=float, help="final learning rate of the cosine (default 2e-4)")
-    run.add_argument("--warmup-steps", type=int, help="linear warmup steps (default 100)")
-    run.add_argument("--weight-decay", type=float, help="AdamW decay on matrices (default 0.1)")
-    run.add_argument("--grad-clip", type=float, help="max gradient norm (default 1.0)")
-    run.add_argument("--seed", type=int, help="seed for init, batches and dropout (default 1337)")
-    run.add_argument("--log-every", type=int, help="steps between progress lines (default 50)")
-    run.add_argument("--eval-every", type=int,
-                     help="add a quick val estimate to progress lines at multiples of this, 0 = never (default 250)")
-    run.add_argument("--checkpoint-every", type=int, help="steps between checkpoints (default 500)")
+    add_options(p.add_argument_group("model (defaults: the course's 875,264-parameter GPT)"),
+                GPTConfig, MODEL_OPTIONS, defaults={"dropout": RECIPE_DROPOUT}, unset=True)
+    add_options(p.add_argument_group("training"), TrainConfig, TRAIN_OPTIONS, unset=True)
     stop = p.add_argument_group("stopping and resuming")
     stop.add_argument("--time-budget", type=float, metavar="SECONDS",
                       help="stop after this much training time (a checkpoint is written; --resume continues)")
@@ -232,44 +242,30 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     stop.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
 
     p = stage("eval", "validation nats/token, bits/byte and n-gram baselines (module 34)", cmd_eval)
-    p.add_argument("--stride", type=int, default=64, help="sliding-window stride (default 64)")
-    p.add_argument("--batch-size", type=int, default=32, help="windows per forward pass (default 32)")
+    add_options(p, EvalConfig)
 
     p = stage("sample", "generate text from the checkpoint (module 35)", cmd_sample)
     p.add_argument("--prompt", default="\n", help="text to continue (default: a newline)")
-    p.add_argument("--tokens", type=int, default=200, help="tokens to generate (default 200)")
-    p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy (default 0.8)")
-    p.add_argument("--top-k", type=int, default=40, help="keep the k likeliest tokens, 0 = all (default 40)")
-    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    add_options(p, SamplingConfig)
     p.add_argument("--no-cache", action="store_true", help="recompute every step instead of the KV cache")
 
     p = stage("finetune", "LoRA fine-tune on the validation split's head, scored on its tail (module 36)",
               cmd_finetune)
-    p.add_argument("--rank", type=int, default=8, help="LoRA rank (default 8: 45,056 parameters)")
-    p.add_argument("--alpha", type=float, default=16.0, help="LoRA scale numerator, alpha/rank (default 16)")
-    p.add_argument("--steps", type=int, default=200, help="optimizer steps (default 200)")
-    p.add_argument("--batch-size", type=int, default=16, help="windows per step (default 16)")
-    p.add_argument("--lr", type=float, default=2e-3, help="AdamW learning rate (default 2e-3)")
-    p.add_argument("--holdout", type=float, default=0.25,
-                   help="tail share of the validation split kept for scoring (default 0.25)")
-    p.add_argument("--seed", type=int, default=0, help="seed for the adapter init and batches (default 0)")
+    add_options(p, LoRAConfig)
 
     stage("export", "torch.export the checkpoint with dynamic batch and sequence (module 38)", cmd_export)
 
     p = stage("quantize", "int8 dynamic quantization: size ratio and validation nats (module 38)", cmd_quantize)
-    p.add_argument("--stride", type=int, default=64, help="sliding-window stride (default 64)")
-    p.add_argument("--batch-size", type=int, default=32, help="windows per forward pass (default 32)")
+    add_options(p, EvalConfig)
 
     p = stage("serve", "stream generated text over HTTP on 127.0.0.1 or to the terminal (module 38)", cmd_serve)
-    p.add_argument("--source", choices=("auto", "export", "int8"), default="auto",
+    p.add_argument("--source", choices=SOURCES, default="auto",
                    help="which model: the exported program or the int8 one (default: int8 if present)")
     p.add_argument("--port", type=int, default=8000, help="HTTP port on 127.0.0.1, 0 = any free one (default 8000)")
     p.add_argument("--terminal", action="store_true", help="print one generation to stdout instead of serving")
     p.add_argument("--prompt", default="\n", help="--terminal: text to continue (default: a newline)")
-    p.add_argument("--tokens", type=int, default=200, help="--terminal: tokens to generate (default 200)")
-    p.add_argument("--temperature", type=float, default=0.8, help="--terminal: 0 = greedy (default 0.8)")
-    p.add_argument("--top-k", type=int, default=40, help="--terminal: 0 = all (default 40)")
-    p.add_argument("--seed", type=int, default=0, help="--terminal: sampling seed (default 0)")
+    add_options(p.add_argument_group("--terminal: sampling (HTTP requests pass these as query parameters)"),
+                SamplingConfig)
     return parser
 
 

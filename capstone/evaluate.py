@@ -25,6 +25,7 @@ import torch.nn.functional as F
 
 from capstone import CapstoneError
 from capstone.bpe import Tokenizer
+from capstone.config import EvalConfig
 from capstone.data import IGNORE_INDEX, evaluation_loader, load_split_tokens
 from capstone.model import GPT
 from capstone.train import load_trained_model
@@ -76,8 +77,10 @@ def bigram_baseline(train: np.ndarray, val: np.ndarray, vocab_size: int) -> tupl
     return _best_smoothing(nll)
 
 
-def evaluate(workspace: Workspace, stride: int = 64, batch_size: int = 32, log=None) -> dict:
+def evaluate(workspace: Workspace, config: EvalConfig | None = None, log=None) -> dict:
     """Score the workspace's checkpoint on validation; write eval/eval.json."""
+    config = config or EvalConfig()
+    stride = config.stride
     train_tokens, val_tokens, data_meta = load_split_tokens(workspace)
     model, state = load_trained_model(workspace)
     if state["data_sha256"] != data_meta["train"]["sha256"]:
@@ -88,7 +91,7 @@ def evaluate(workspace: Workspace, stride: int = 64, batch_size: int = 32, log=N
     if log:
         log(f"scoring {len(val_tokens) - 1:,} validation tokens, sliding window stride {stride} ...")
 
-    nats, scored = sliding_window_nll(model, val_tokens, stride, batch_size)
+    nats, scored = sliding_window_nll(model, val_tokens, stride, config.batch_size)
     assert scored == len(val_tokens) - 1, "every validation target is scored exactly once"
     scored_bytes = len(tokenizer.decode_bytes(val_tokens[1:].tolist()))
     unigram, k_uni = unigram_baseline(train_tokens, val_tokens, vocab)

@@ -18,6 +18,8 @@ import torch.nn as nn
 from torch.export import Dim
 
 from capstone.model import GPT
+from capstone.train import load_trained_model
+from capstone.workspace import Workspace, read_json, write_json
 
 
 class LogitsOnly(nn.Module):
@@ -49,24 +51,17 @@ def load(path: Path) -> nn.Module:
     return torch.export.load(path).module()
 
 
-def export_workspace(workspace, log=None) -> dict:
+def export_workspace(workspace: Workspace, log=None) -> dict:
     """Export the workspace checkpoint to export/model.pt2; check the reloaded program on a
     few shapes against eager."""
     import time
 
-    from capstone.model import GPTConfig
-    from capstone.train import load_checkpoint
-    from capstone.workspace import write_json
-
-    workspace.require(workspace.checkpoint, made_by="train")
-    state = load_checkpoint(workspace.checkpoint)
-    config = GPTConfig(**state["model_config"])
-    model = GPT(config)
-    model.load_state_dict(state["model"])
+    model, state = load_trained_model(workspace)
+    config = model.config
     start = time.perf_counter()
     program = export(model)
     seconds = time.perf_counter() - start
-    path = workspace.root / "export" / "model.pt2"
+    path = workspace.exported_program
     save(program, path)
     reloaded = load(path)
     generator = torch.Generator().manual_seed(0)
@@ -79,7 +74,13 @@ def export_workspace(workspace, log=None) -> dict:
     report = {"path": str(path), "bytes": path.stat().st_size, "export_seconds": seconds,
               "max_abs_diff_vs_eager": worst, "checked_shapes": [list(s) for s in shapes],
               "checkpoint_step": state["step"], "context": config.context, "vocab_size": config.vocab_size}
-    write_json(workspace.root / "export" / "export.json", report)
+    write_json(workspace.export_report, report)
     if log:
         log(f"exported in {seconds:.1f}s; reloaded program vs eager: max |diff| {worst:.2e}")
     return report
+
+
+def load_workspace(workspace: Workspace) -> tuple[nn.Module, int]:
+    """The workspace's exported program (ids -> logits) and the context it accepts."""
+    workspace.require(workspace.exported_program, workspace.export_report, made_by="export")
+    return load(workspace.exported_program), read_json(workspace.export_report)["context"]

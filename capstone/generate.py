@@ -1,31 +1,33 @@
-"""Module 35: generation with a KV cache.
+"""Stage 7 (module 35): text from a model, one token at a time, with a KV cache.
 
-`sample.generate` recomputes the whole sequence for every new token. But the keys and values
-of a position never change once it has been computed (attention is causal: a later token
-cannot alter an earlier one), so each layer can keep them in a cache and the next step only
-runs the one new token through the model: O(T) work per token instead of O(T^2).
+The plain loop runs the whole (cropped) sequence through the model for every new token, keeps
+the last position's logits, picks a token and appends it: O(T^2) work per token. But the keys
+and values of a position never change once computed (attention is causal: a later token cannot
+alter an earlier one), so each layer can keep them in a cache and the next step only runs the
+one new token: O(T) work per token.
 
     prefill   run the prompt once, filling every layer's cache   (model(prompt, kv_cache=cache))
     decode    one token at a time, appending to the cache        (model(last_token, kv_cache=cache))
 
+`stream` is the only loop. `use_cache=False` is the reference the cache must match (and the
+only way to run a model that takes no cache, such as the exported program of module 38, which
+maps ids (B, T) to logits (B, T, vocab)); `generate` collects what `stream` yields, and `serve`
+streams it.
+
 The cache is preallocated to the model's context, so appending is an in-place copy rather than
 a `torch.cat` that re-copies everything each step. Learned absolute positions are added at the
 input and so are baked into every cached key and value: once the sequence outgrows the context
-the uncached sampler crops the oldest token and every position shifts, which no cache can
-reproduce. Past the context this generator therefore recomputes the cropped window each step
-(exactly what `sample.generate` does) -- same outputs, no speed-up there.
-
-`stream` is the shared loop: it yields each new token with the logits it was drawn from, which
-is what the equality test compares and what `serve` streams.
+the oldest token is cropped and every position shifts, which no cache can reproduce. Past the
+context the cached path therefore recomputes the cropped window each step -- same outputs as the
+reference, no speed-up there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
+from collections.abc import Callable, Iterator
 import torch
 
-from capstone.model import GPT
+from capstone.config import SamplingConfig
 
 
 class LayerCache:
@@ -55,7 +57,7 @@ class LayerCache:
 class KVCache:
     """Every layer's LayerCache; pass it as `model(idx, kv_cache=cache)`."""
 
-    def __init__(self, model: GPT):
+    def __init__(self, model):
         self.layers = [LayerCache(model.config.context) for _ in range(model.config.n_layer)]
 
     @property
@@ -63,47 +65,94 @@ class KVCache:
         return self.layers[0].length
 
 
-def next_token(logits: torch.Tensor, temperature: float, top_k: int | None,
-               generator: torch.Generator | None) -> torch.Tensor:
-    """(B, vocab) last-position logits -> (B, 1) token ids, exactly as `sample.generate` picks."""
+def top_p_filter(logits: torch.Tensor, p: float) -> torch.Tensor:
+    """Keep the smallest set of likeliest tokens whose probability reaches p (the nucleus);
+    the others become -inf. A token is kept while the mass *before* it is still below p, so
+    the token that crosses p stays in."""
+    sorted_logits, order = logits.sort(dim=-1, descending=True)
+    probs = sorted_logits.softmax(dim=-1)
+    before = probs.cumsum(dim=-1) - probs
+    sorted_logits = sorted_logits.masked_fill(before >= p, float("-inf"))
+    return torch.full_like(logits, float("-inf")).scatter(-1, order, sorted_logits)
+
+
+def next_token(logits: torch.Tensor, temperature: float, top_k: int | None = None,
+               generator: torch.Generator | None = None, top_p: float = 1.0) -> torch.Tensor:
+    """(B, vocab) last-position logits -> (B, 1) token ids. temperature 0 means greedy; the
+    temperature is applied before top-k and top-p, so it also changes the nucleus's size."""
     if temperature == 0:
         return logits.argmax(dim=-1, keepdim=True)
     logits = logits / temperature  # < 1 sharpens the distribution, > 1 flattens it
-    if top_k is not None:
+    if top_k:
         kth = torch.topk(logits, min(top_k, logits.size(-1))).values[:, [-1]]
         logits = logits.masked_fill(logits < kth, float("-inf"))
+    if top_p < 1.0:
+        logits = top_p_filter(logits, top_p)
     return torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=generator)
 
 
-@torch.no_grad()
-def stream(model: GPT, idx: torch.Tensor, max_new_tokens: int, temperature: float = 1.0,
-           top_k: int | None = None, generator: torch.Generator | None = None,
-           use_cache: bool = True) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """Yield (next_id (B, 1), logits (B, vocab)) for each of max_new_tokens steps after idx (B, T).
+def _last_logits(model, idx: torch.Tensor, cache: KVCache | None) -> torch.Tensor:
+    out = model(idx) if cache is None else model(idx, kv_cache=cache)
+    logits = out[0] if isinstance(out, tuple) else out  # a GPT returns (logits, loss)
+    return logits[:, -1, :]
 
-    use_cache=False is the reference: the whole cropped window every step."""
-    model.eval()
-    context = model.config.context
+
+@torch.no_grad()
+def stream(model, idx: torch.Tensor, max_new_tokens: int, temperature: float = 1.0,
+           top_k: int | None = None, generator: torch.Generator | None = None,
+           use_cache: bool = True, *, top_p: float = 1.0, stop_token: int | None = None,
+           context: int | None = None) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Yield (next_id (B, 1), logits (B, vocab)) for up to max_new_tokens steps after idx (B, T).
+
+    `model` is a GPT, or any ids -> logits module when use_cache=False (then give `context`).
+    With a `stop_token` (an end-of-text id), a row that has produced it is finished: from then on
+    it gets stop_token as padding, and the loop ends as soon as every row has finished."""
+    if hasattr(model, "config"):  # a GPT (an exported program has no train/eval mode to set)
+        model.eval()
+    context = context or model.config.context
     cache = KVCache(model) if use_cache else None
+    finished = torch.zeros(idx.size(0), 1, dtype=torch.bool)
     new = idx[:, -context:]  # what the next forward pass must compute
     for _ in range(max_new_tokens):
         if cache is None:
-            logits, _ = model(idx[:, -context:])
+            logits = _last_logits(model, idx[:, -context:], None)
         elif cache.length + new.size(1) <= context:
-            logits, _ = model(new, kv_cache=cache)
+            logits = _last_logits(model, new, cache)
         else:  # past the context: positions shift, so recompute the cropped window
             cache = KVCache(model)
-            logits, _ = model(idx[:, -context:], kv_cache=cache)
-        logits = logits[:, -1, :]
-        next_id = next_token(logits, temperature, top_k, generator)
+            logits = _last_logits(model, idx[:, -context:], cache)
+        next_id = next_token(logits, temperature, top_k, generator, top_p)
+        if stop_token is not None:
+            next_id = torch.where(finished, torch.full_like(next_id, stop_token), next_id)
+            finished |= next_id == stop_token
         idx = torch.cat([idx, next_id], dim=1)
         new = next_id
         yield next_id, logits
+        if stop_token is not None and bool(finished.all()):
+            return
 
 
-def generate(model: GPT, idx: torch.Tensor, max_new_tokens: int, temperature: float = 1.0,
+def generate(model, idx: torch.Tensor, max_new_tokens: int, temperature: float = 1.0,
              top_k: int | None = None, generator: torch.Generator | None = None,
-             use_cache: bool = True) -> torch.Tensor:
-    """idx (B, T) extended by max_new_tokens tokens; the KV-cached twin of `sample.generate`."""
-    steps = [t for t, _ in stream(model, idx, max_new_tokens, temperature, top_k, generator, use_cache)]
+             use_cache: bool = True, **options) -> torch.Tensor:
+    """idx (B, T) extended by up to max_new_tokens tokens (fewer only if every row reached
+    `stop_token`); options are stream's keyword-only ones."""
+    steps = [t for t, _ in stream(model, idx, max_new_tokens, temperature, top_k, generator,
+                                  use_cache, **options)]
     return torch.cat([idx, *steps], dim=1)
+
+
+TokenStream = Callable[[list[int], SamplingConfig], Iterator[int]]
+
+
+def token_stream(model, use_cache: bool = True, context: int | None = None) -> TokenStream:
+    """A function (prompt ids, sampling settings) -> the new token ids one at a time: what
+    `sample` prints and `serve` streams. Each call seeds its own generator, so the text depends
+    only on the prompt and the settings, not on what ran before."""
+    def run(ids: list[int], settings: SamplingConfig) -> Iterator[int]:
+        generator = torch.Generator().manual_seed(settings.seed)
+        for next_id, _ in stream(model, torch.tensor([ids]), settings.tokens, settings.temperature,
+                                 settings.top_k, generator, use_cache, top_p=settings.top_p,
+                                 context=context):
+            yield int(next_id)
+    return run

@@ -28,7 +28,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from capstone import CapstoneError
+from capstone.config import LoRAConfig
 from capstone.model import GPT
+from capstone.workspace import Workspace
 
 TARGETS = ("attn.qkv", "attn.proj", "mlp.fc")
 
@@ -108,19 +110,14 @@ def unmerge(model: nn.Module) -> None:
         layer.unmerge()
 
 
-@torch.no_grad()
 def mean_nll(model: GPT, tokens: np.ndarray) -> float:
-    """Mean nats/token over non-overlapping context windows of `tokens` (a slice's loss)."""
-    T = model.config.context
-    n = (len(tokens) - 1) // T
-    if n == 0:
-        raise CapstoneError(f"the slice has {len(tokens)} tokens, fewer than one window of {T + 1}")
-    window = torch.from_numpy(np.asarray(tokens[: n * T + 1], dtype=np.int64))
-    was_training = model.training
-    model.eval()
-    _, loss = model(window[:-1].view(n, T), window[1:].view(n, T))
-    model.train(was_training)
-    return loss.item()
+    """Mean nats/token over every non-overlapping context window of `tokens` (a slice's loss)."""
+    from capstone.train import estimate_val_loss
+
+    if (len(tokens) - 1) // model.config.context == 0:
+        raise CapstoneError(f"the slice has {len(tokens)} tokens, fewer than one window of "
+                            f"{model.config.context + 1}")
+    return estimate_val_loss(model, np.asarray(tokens), max_windows=None)
 
 
 def finetune(model: GPT, train_tokens: np.ndarray, val_tokens: np.ndarray, steps: int = 200,
@@ -156,8 +153,7 @@ def finetune(model: GPT, train_tokens: np.ndarray, val_tokens: np.ndarray, steps
             "trainable_parameters": trainable_parameters(model), "steps": steps}
 
 
-def finetune_workspace(workspace, rank: int = 8, alpha: float = 16.0, steps: int = 200,
-                       batch_size: int = 16, lr: float = 2e-3, holdout: float = 0.25, seed: int = 0,
+def finetune_workspace(workspace: Workspace, config: LoRAConfig | None = None,
                        log: Callable[[str], None] | None = None) -> dict:
     """Fine-tune the workspace checkpoint on the validation split's head (text pretraining never
     saw), score on its last `holdout` share; write finetune/lora.pt and finetune/finetune.json."""
@@ -165,30 +161,49 @@ def finetune_workspace(workspace, rank: int = 8, alpha: float = 16.0, steps: int
     from capstone.train import load_trained_model
     from capstone.workspace import write_json
 
+    c = config or LoRAConfig()
+    if not 0 < c.holdout < 1:
+        raise CapstoneError(f"holdout must be between 0 and 1, got {c.holdout}")
     _, val_tokens, _ = load_split_tokens(workspace)
     model, _ = load_trained_model(workspace)
-    cut = int(len(val_tokens) * (1 - holdout))
-    torch.manual_seed(seed)
-    add_lora(model, rank, alpha)
-    result = finetune(model, val_tokens[:cut], val_tokens[cut:], steps, batch_size, lr, seed, log)
-    out = workspace.root / "finetune"
-    out.mkdir(parents=True, exist_ok=True)
-    torch.save({"rank": rank, "alpha": alpha, "targets": list(TARGETS),
-                "lora": lora_state_dict(model)}, out / "lora.pt")
-    result |= {"rank": rank, "alpha": alpha, "finetune_tokens": cut,
-               "holdout_tokens": len(val_tokens) - cut, "adapter": str(out / "lora.pt")}
-    write_json(out / "finetune.json", result)
+    cut = int(len(val_tokens) * (1 - c.holdout))
+    torch.manual_seed(c.seed)
+    add_lora(model, c.rank, c.alpha)
+    result = finetune(model, val_tokens[:cut], val_tokens[cut:], c.steps, c.batch_size, c.lr, c.seed, log)
+    workspace.adapter.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"rank": c.rank, "alpha": c.alpha, "targets": list(TARGETS),
+                "lora": lora_state_dict(model)}, workspace.adapter)
+    result |= {"rank": c.rank, "alpha": c.alpha, "finetune_tokens": cut,
+               "holdout_tokens": len(val_tokens) - cut, "adapter": str(workspace.adapter)}
+    write_json(workspace.finetune_report, result)
     return result
 
 
-def load_adapted(workspace, merged: bool = True) -> GPT:
+def apply_adapter(model: GPT, adapter: dict) -> GPT:
+    """Wrap `model` as the adapter says and load its lora_A / lora_B tensors.
+
+    load_state_dict(strict=False) is needed (the adapter holds no base weights), but on its own
+    it would load *nothing* from an adapter whose keys do not match -- a renamed module, a
+    `module.` prefix from a wrapper -- and say nothing. So both lists it returns are checked:
+    no adapter key may go unused, and every LoRA tensor of the model must be loaded."""
+    add_lora(model, adapter["rank"], adapter["alpha"], adapter["targets"])
+    missing, unexpected = model.load_state_dict(adapter["lora"], strict=False)
+    not_loaded = [k for k in missing if ".lora_" in k]
+    if unexpected or not_loaded:
+        first = (unexpected or not_loaded)[0]
+        raise CapstoneError(
+            f"the adapter does not fit the model: {len(unexpected)} of its tensors match no LoRA "
+            f"parameter and {len(not_loaded)} LoRA parameters got no tensor (first: {first!r})")
+    return model
+
+
+def load_adapted(workspace: Workspace, merged: bool = True) -> GPT:
     """The workspace checkpoint with its saved LoRA adapter applied (merged by default)."""
     from capstone.train import load_trained_model
 
+    workspace.require(workspace.adapter, made_by="finetune")
     model, _ = load_trained_model(workspace)
-    adapter = torch.load(workspace.root / "finetune" / "lora.pt", weights_only=True)
-    add_lora(model, adapter["rank"], adapter["alpha"], adapter["targets"])
-    model.load_state_dict(adapter["lora"], strict=False)
+    apply_adapter(model, torch.load(workspace.adapter, weights_only=True))
     if merged:
         merge(model)
     return model.eval()

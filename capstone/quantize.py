@@ -25,7 +25,9 @@ import torch
 import torch.nn as nn
 
 from capstone import CapstoneError
+from capstone.config import EvalConfig
 from capstone.model import GPT
+from capstone.workspace import Workspace
 
 SCOPE = "Linear layers of the transformer blocks (qkv, attn proj, fc, mlp proj); embeddings, LayerNorms fp32"
 
@@ -109,13 +111,15 @@ def load(path) -> GPT:
     return model.eval()
 
 
-def quantize_workspace(workspace, stride: int = 64, batch_size: int = 32, log=None) -> dict:
-    """Quantize the workspace checkpoint; validation nats/token of both; write quantize/."""
+def quantize_workspace(workspace: Workspace, config: EvalConfig | None = None, log=None) -> dict:
+    """Quantize the workspace checkpoint; validation nats/token of both (scored as `eval`
+    scores, with `config`'s stride); write quantize/."""
     from capstone.data import load_split_tokens
     from capstone.evaluate import sliding_window_nll
     from capstone.train import load_trained_model
     from capstone.workspace import write_json
 
+    config = config or EvalConfig()
     _, val_tokens, _ = load_split_tokens(workspace)
     model, state = load_trained_model(workspace)
     qmodel = quantize(model)
@@ -123,13 +127,18 @@ def quantize_workspace(workspace, stride: int = 64, batch_size: int = 32, log=No
         log(f"scoring {len(val_tokens) - 1:,} validation tokens with the fp32 and the int8 model ...")
     nats = {}
     for name, m in (("fp32", model), ("int8", qmodel)):
-        total, count = sliding_window_nll(m, val_tokens, stride, batch_size)
+        total, count = sliding_window_nll(m, val_tokens, config.stride, config.batch_size)
         nats[name] = total / count
-    out = workspace.root / "quantize"
-    save(qmodel, out / "model_int8.pt")
+    save(qmodel, workspace.int8_model)
     report = size_report(model, qmodel) | {
         "val_nats_fp32": nats["fp32"], "val_nats_int8": nats["int8"],
-        "val_nats_difference": nats["int8"] - nats["fp32"], "stride": stride,
-        "path": str(out / "model_int8.pt"), "checkpoint_step": state["step"]}
-    write_json(out / "quantize.json", report)
+        "val_nats_difference": nats["int8"] - nats["fp32"], "stride": config.stride,
+        "path": str(workspace.int8_model), "checkpoint_step": state["step"]}
+    write_json(workspace.quantize_report, report)
     return report
+
+
+def load_workspace(workspace: Workspace) -> GPT:
+    """The workspace's int8 model (`capstone quantize`)."""
+    workspace.require(workspace.int8_model, made_by="quantize")
+    return load(workspace.int8_model)

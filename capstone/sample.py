@@ -1,62 +1,55 @@
-"""Stage 7 (module 35 starts here): text from a checkpoint.
+"""Stage 7 (module 35): text from a checkpoint.
 
-Plain autoregressive sampling: run the whole (cropped) sequence through the model, keep
-the last position's logits, pick a token, append, repeat. Each new token recomputes
-attention over every earlier position -- O(T^2) work per token -- which is exactly the waste
-module 35's KV cache removes. This version stays as the reference the cache must match.
+Tokens become text here. Byte-level BPE tokens can end in the middle of a UTF-8 character, so
+the bytes go through an incremental decoder that holds back an incomplete character until it is
+whole: `text_stream` yields the prompt, then each new token's text as soon as it forms whole
+characters. `sample` prints it for the workspace's checkpoint; `serve` (module 38) sends the
+same stream over HTTP. The loop itself is `generate.stream`.
 """
 
 from __future__ import annotations
 
-import torch
+import codecs
+from collections.abc import Iterator
 
 from capstone import CapstoneError
 from capstone.bpe import Tokenizer
-from capstone.model import GPT
-from capstone.train import load_trained_model
+from capstone.generate import SamplingConfig, TokenStream, token_stream
 from capstone.workspace import Workspace
 
 
-@torch.no_grad()
-def generate(model: GPT, idx: torch.Tensor, max_new_tokens: int, temperature: float = 1.0,
-             top_k: int | None = None, generator: torch.Generator | None = None) -> torch.Tensor:
-    """Extend idx (B, T) by max_new_tokens sampled tokens. temperature 0 means greedy."""
-    model.eval()
-    for _ in range(max_new_tokens):
-        context = idx[:, -model.config.context:]  # the position table ends at `context`
-        logits, _ = model(context)
-        logits = logits[:, -1, :]
-        if temperature == 0:
-            next_id = logits.argmax(dim=-1, keepdim=True)
-        else:
-            logits = logits / temperature  # < 1 sharpens the distribution, > 1 flattens it
-            if top_k is not None:
-                kth = torch.topk(logits, min(top_k, logits.size(-1))).values[:, [-1]]
-                logits = logits.masked_fill(logits < kth, float("-inf"))
-            next_id = torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=generator)
-        idx = torch.cat([idx, next_id], dim=1)
-    return idx
-
-
-def sample(workspace: Workspace, prompt: str = "\n", max_new_tokens: int = 200,
-           temperature: float = 0.8, top_k: int | None = 40, seed: int = 0, use_cache: bool = True) -> str:
-    """The prompt followed by its sampled continuation, decoded (with module 35's KV cache
-    unless use_cache=False)."""
-    workspace.require(workspace.tokenizer, made_by="tokenize")
-    if temperature < 0:
-        raise CapstoneError(f"--temperature must be >= 0, got {temperature}")
-    if top_k is not None and top_k < 1:
-        raise CapstoneError(f"--top-k must be >= 1, got {top_k}")
-    tokenizer = Tokenizer.load(workspace.tokenizer)
-    model, _ = load_trained_model(workspace)
+def text_stream(tokenizer: Tokenizer, tokens: TokenStream, prompt: str,
+                settings: SamplingConfig | None = None) -> Iterator[str]:
+    """The prompt, then the text of each new token as soon as it forms whole characters.
+    The arguments are checked before the first piece comes out."""
+    settings = settings or SamplingConfig()
     ids = tokenizer.encode(prompt)
     if not ids:
         raise CapstoneError("the prompt is empty: give at least one character, e.g. --prompt 'The '")
-    generator = torch.Generator().manual_seed(seed)  # its own stream: same seed, same text
-    if use_cache:
-        from capstone.generate import generate as generate_cached
+    if problem := settings.problem():
+        raise CapstoneError(problem)
+    return _pieces(tokenizer, tokens, prompt, ids, settings)
 
-        out = generate_cached(model, torch.tensor([ids]), max_new_tokens, temperature, top_k, generator)
-    else:
-        out = generate(model, torch.tensor([ids]), max_new_tokens, temperature, top_k, generator)
-    return tokenizer.decode(out[0].tolist())
+
+def _pieces(tokenizer, tokens, prompt, ids, settings) -> Iterator[str]:
+    yield prompt
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    for token in tokens(ids, settings):
+        piece = decoder.decode(tokenizer.decode_bytes([token]))
+        if piece:
+            yield piece
+    tail = decoder.decode(b"", final=True)
+    if tail:
+        yield tail
+
+
+def sample(workspace: Workspace, prompt: str = "\n", settings: SamplingConfig | None = None,
+           use_cache: bool = True) -> str:
+    """The prompt followed by its sampled continuation (with module 35's KV cache unless
+    use_cache=False: the same text, recomputed every step)."""
+    from capstone.train import load_trained_model
+
+    workspace.require(workspace.tokenizer, made_by="tokenize")
+    tokenizer = Tokenizer.load(workspace.tokenizer)
+    model, _ = load_trained_model(workspace)
+    return "".join(text_stream(tokenizer, token_stream(model, use_cache), prompt, settings))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
@@ -30,34 +30,12 @@ import numpy as np
 import torch
 
 from capstone import CapstoneError
+from capstone.config import RECIPE_DROPOUT, TrainConfig
 from capstone.data import load_split_tokens, training_loader
 from capstone.model import GPT, GPTConfig
 from capstone.workspace import Workspace, log_to_stderr, write_json
 
 CHECKPOINT_FORMAT = "capstone-ckpt/1"
-
-
-# The recipe measured in capstone/README.md is these defaults plus dropout 0.1: with 875k
-# parameters and about 200k training tokens the model memorises the training text within a
-# few hundred steps, and dropout is what lets a longer run keep improving on validation.
-RECIPE_DROPOUT = 0.1
-
-
-@dataclass
-class TrainConfig:
-    steps: int = 1600  # the schedule's length: warmup + cosine end here
-    batch_size: int = 32
-    lr: float = 2e-3  # peak learning rate
-    min_lr: float = 2e-4  # where the cosine ends
-    warmup_steps: int = 100
-    weight_decay: float = 0.1
-    beta1: float = 0.9
-    beta2: float = 0.99  # shorter memory than 0.999: tiny batches, short run (nanoGPT's choice too)
-    grad_clip: float = 1.0
-    seed: int = 1337
-    log_every: int = 50
-    eval_every: int = 250  # quick validation estimate on progress lines at multiples of this; 0 = off
-    checkpoint_every: int = 500
 
 
 def lr_multiplier(config: TrainConfig) -> Callable[[int], float]:
@@ -114,11 +92,13 @@ def restore_rng(state: dict) -> None:
 
 
 @torch.no_grad()
-def estimate_val_loss(model: GPT, val_tokens: np.ndarray, max_windows: int = 64) -> float:
-    """A cheap progress signal: mean loss over the first non-overlapping validation windows.
-    (The real figure, with sliding windows, is capstone.evaluate's job.)"""
+def estimate_val_loss(model: GPT, val_tokens: np.ndarray, max_windows: int | None = 64) -> float:
+    """A cheap progress signal: mean loss over the first non-overlapping validation windows
+    (all of them if max_windows is None). The real figure, with sliding windows, is
+    capstone.evaluate's job."""
     T = model.config.context
-    n = min(max_windows, (len(val_tokens) - 1) // T)
+    n = (len(val_tokens) - 1) // T
+    n = n if max_windows is None else min(max_windows, n)
     if n == 0:
         return float("nan")
     window = torch.from_numpy(val_tokens[: n * T + 1].astype(np.int64))

@@ -8,6 +8,9 @@ produces the same kind of message: which file is missing and which command makes
     <workspace>/data/train.bin, val.bin, data.json          <- `capstone tokenize`
     <workspace>/train/ckpt.pt, train.json                   <- `capstone train`
     <workspace>/eval/eval.json                              <- `capstone eval`
+    <workspace>/finetune/lora.pt, finetune.json             <- `capstone finetune`
+    <workspace>/export/model.pt2, export.json               <- `capstone export`
+    <workspace>/quantize/model_int8.pt, quantize.json       <- `capstone quantize`
 """
 
 from __future__ import annotations
@@ -103,6 +106,33 @@ class Workspace:
     @property
     def eval_report(self) -> Path:
         return self.root / "eval" / "eval.json"
+
+    # -- finetune stage
+    @property
+    def adapter(self) -> Path:
+        return self.root / "finetune" / "lora.pt"
+
+    @property
+    def finetune_report(self) -> Path:
+        return self.root / "finetune" / "finetune.json"
+
+    # -- export stage
+    @property
+    def exported_program(self) -> Path:
+        return self.root / "export" / "model.pt2"
+
+    @property
+    def export_report(self) -> Path:
+        return self.root / "export" / "export.json"
+
+    # -- quantize stage
+    @property
+    def int8_model(self) -> Path:
+        return self.root / "quantize" / "model_int8.pt"
+
+    @property
+    def quantize_report(self) -> Path:
+        return self.root / "quantize" / "quantize.json"
 
     def require(self, *paths: Path, made_by: str) -> None:
         """Fail with a one-line, actionable message if an earlier stage has not run."""

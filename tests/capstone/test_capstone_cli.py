@@ -78,22 +78,30 @@ def test_the_stages_in_order_on_a_small_custom_corpus(tmp_path, capsys, one_thre
     assert capsys.readouterr().out == first  # same seed, same text
 
 
-def test_help_states_the_real_defaults():
-    # cli.py avoids importing torch, so its help strings repeat the dataclass defaults; keep them honest.
+def test_every_option_of_a_config_comes_from_its_dataclass():
+    # The parser is built from capstone.config: each option's default and the "(default X)"
+    # in its help are the dataclass's, so the two can never disagree.
     import re
     from dataclasses import fields
 
     from capstone.cli import build_parser
-    from capstone.model import GPTConfig
-    from capstone.train import RECIPE_DROPOUT, TrainConfig
+    from capstone.config import (RECIPE_DROPOUT, EvalConfig, GPTConfig, LoRAConfig, SamplingConfig,
+                                 TrainConfig)
 
-    train_parser = build_parser("x")._subparsers._group_actions[0].choices["train"]
-    defaults = {f.name: f.default for f in fields(TrainConfig)} | {
-        f.name: f.default for f in fields(GPTConfig)} | {"dropout": RECIPE_DROPOUT}
+    stages = build_parser("x")._subparsers._group_actions[0].choices
+    configs = {"train": (GPTConfig, TrainConfig), "eval": (EvalConfig,), "quantize": (EvalConfig,),
+               "sample": (SamplingConfig,), "serve": (SamplingConfig,), "finetune": (LoRAConfig,)}
     checked = 0
-    for action in train_parser._actions:
-        match = re.search(r"\(default ([^,)]+)", action.help or "")
-        if match and action.dest in defaults:
-            assert float(match.group(1)) == defaults[action.dest], action.dest
+    for stage, classes in configs.items():
+        defaults = {f.name: f.default for c in classes for f in fields(c)}
+        if stage == "train":
+            defaults["dropout"] = RECIPE_DROPOUT
+        for action in stages[stage]._actions:
+            if action.dest not in defaults:
+                continue
+            shown = re.search(r"\(default ([^,)]+)\)", action.help).group(1)
+            assert float(shown) == defaults[action.dest], (stage, action.dest)
+            # train leaves omitted options None (to refuse them with --resume); the rest use the default
+            assert action.default == (None if stage == "train" else defaults[action.dest]), (stage, action.dest)
             checked += 1
-    assert checked >= 15
+    assert checked >= 16 + 2 + 2 + 5 + 5 + 7

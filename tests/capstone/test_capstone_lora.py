@@ -2,8 +2,11 @@ import numpy as np
 import torch
 
 from capstone.data import load_split_tokens
-from capstone.lora import (LoRALinear, add_lora, finetune, lora_state_dict, merge, trainable_parameters,
-                           unmerge)
+import pytest
+
+from capstone import CapstoneError
+from capstone.lora import (LoRALinear, add_lora, apply_adapter, finetune, lora_state_dict, merge,
+                           trainable_parameters, unmerge)
 from capstone.model import GPT, GPTConfig
 
 TINY = dict(vocab_size=512, context=32, d_model=32, n_layer=2, n_head=2)
@@ -63,3 +66,32 @@ def test_finetune_keeps_the_base_bit_identical_merge_unmerge_and_improves_held_o
     torch.testing.assert_close(again, unmerged, rtol=1e-5, atol=1e-5)
     for k, v in base.items():
         torch.testing.assert_close(model.state_dict()[k], v, rtol=0, atol=1e-6)
+
+
+def test_an_adapter_whose_names_do_not_match_is_refused_not_silently_skipped():
+    torch.manual_seed(0)
+    trained = add_lora(GPT(GPTConfig(**TINY)))
+    for layer in trained.modules():
+        if isinstance(layer, LoRALinear):
+            torch.nn.init.normal_(layer.lora_B)  # a trained adapter: B is no longer zero
+    good = {"rank": 8, "alpha": 16.0, "targets": ["attn.qkv", "attn.proj", "mlp.fc"],
+            "lora": lora_state_dict(trained)}
+    idx = torch.randint(512, (1, 16))
+    torch.manual_seed(1)
+    loaded = apply_adapter(GPT(GPTConfig(**TINY)), good)
+    assert all(torch.equal(loaded.state_dict()[k], v) for k, v in good["lora"].items())
+
+    # Saved from a wrapper (DDP, torch.compile): every key has a prefix and matches nothing.
+    prefixed = good | {"lora": {"module." + k: v for k, v in good["lora"].items()}}
+    with pytest.raises(CapstoneError, match="match no LoRA parameter"):
+        apply_adapter(GPT(GPTConfig(**TINY)), prefixed)
+    # Half an adapter: the missing LoRA tensors would silently stay at their init.
+    half = good | {"lora": {k: v for k, v in good["lora"].items() if "blocks.0." in k}}
+    with pytest.raises(CapstoneError, match="got no tensor"):
+        apply_adapter(GPT(GPTConfig(**TINY)), half)
+    # What the check prevents: strict=False alone loads nothing and raises nothing.
+    base = GPT(GPTConfig(**TINY)).eval()
+    expected, _ = base(idx)
+    add_lora(base)
+    base.load_state_dict(prefixed["lora"], strict=False)
+    torch.testing.assert_close(base(idx)[0], expected, rtol=0, atol=0)

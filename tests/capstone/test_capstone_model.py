@@ -51,3 +51,18 @@ def test_targets_may_be_a_shifted_slice():
     _, loss = model(window[:, :-1], window[:, 1:])  # a non-contiguous view
     _, expected = model(window[:, :-1], window[:, 1:].contiguous())
     assert torch.equal(loss, expected)
+
+
+def test_the_model_depends_on_torch_and_the_config_only():
+    # Stage 32 must not need stage 31: its loss mask value is its own, equal to data's.
+    import ast
+    from pathlib import Path
+
+    import capstone.data
+    import capstone.model
+
+    tree = ast.parse(Path(capstone.model.__file__).read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names} | {
+        n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert {m for m in imported if m.startswith("capstone")} == {"capstone.config"}
+    assert capstone.model.IGNORE_INDEX == capstone.data.IGNORE_INDEX

@@ -10,7 +10,10 @@ import torch
 from capstone import export, quantize
 from capstone.bpe import Tokenizer
 from capstone.model import GPT, GPTConfig
-from capstone.serve import gpt_stream, make_server, serve_workspace, text_stream
+from capstone.config import SamplingConfig
+from capstone.generate import token_stream
+from capstone.sample import text_stream
+from capstone.serve import make_server, serve_workspace
 from capstone.workspace import write_json
 
 TINY = dict(vocab_size=512, context=32, d_model=32, n_layer=2, n_head=2)
@@ -20,7 +23,7 @@ TINY = dict(vocab_size=512, context=32, d_model=32, n_layer=2, n_head=2)
 def served(tokenized_workspace):
     torch.manual_seed(0)
     tokenizer = Tokenizer.load(tokenized_workspace.tokenizer)
-    tokens = gpt_stream(quantize.quantize(GPT(GPTConfig(**TINY))))
+    tokens = token_stream(quantize.quantize(GPT(GPTConfig(**TINY))))
     server = make_server(tokenizer, tokens, port=0)  # a free port on 127.0.0.1
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -50,7 +53,7 @@ def test_http_endpoint_streams_generated_text_in_chunks(served):
     text = (first + rest).decode("utf-8")
     assert text.startswith("def ")
     # Exactly the text the same model and settings give without HTTP.
-    expected = "".join(text_stream(tokenizer, tokens, "def ", 24, temperature=0.0, top_k=None, seed=1))
+    expected = "".join(text_stream(tokenizer, tokens, "def ", SamplingConfig(tokens=24, temperature=0.0, seed=1)))
     assert text == expected and len(text) > len("def ")
 
 
@@ -70,11 +73,11 @@ def test_terminal_mode_serves_the_exported_program(fresh_workspace):
     export.save(export.export(model), ws.root / "export" / "model.pt2")
     write_json(ws.root / "export" / "export.json", {"context": 32, "vocab_size": 512})
     out = io.StringIO()
-    assert serve_workspace(ws, source="export", terminal=True, prompt="The ", max_new=10,
-                           temperature=0.0, out=out) == 0
+    greedy = SamplingConfig(tokens=10, temperature=0.0)
+    assert serve_workspace(ws, source="export", terminal=True, prompt="The ", settings=greedy, out=out) == 0
     tokenizer = Tokenizer.load(ws.tokenizer)
     # The exported program (no cache) and the eager GPT (cache) write the same greedy text.
-    expected = "".join(text_stream(tokenizer, gpt_stream(model), "The ", 10, temperature=0.0, top_k=None))
+    expected = "".join(text_stream(tokenizer, token_stream(model), "The ", greedy))
     assert out.getvalue() == expected + "\n"
 
 
@@ -83,7 +86,7 @@ def test_text_reaches_the_client_before_generation_finishes(tokenized_workspace)
     gate = threading.Event()
     ids = tokenizer.encode("hello world")
 
-    def gated(prompt_ids, max_new, temperature, top_k, seed):
+    def gated(prompt_ids, settings):
         yield from ids[:2]
         assert gate.wait(30), "the client never saw the first chunks"
         yield from ids[2:]

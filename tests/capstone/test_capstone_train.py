@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from capstone import CapstoneError
+from capstone.config import EvalConfig
 from capstone.evaluate import bigram_baseline, evaluate, unigram_baseline
 from capstone.model import GPTConfig
 from capstone.train import TrainConfig, load_checkpoint, lr_multiplier, train
@@ -83,7 +84,7 @@ def test_short_run_beats_the_bigram_baseline(fresh_workspace, one_thread):
     # About 4 epochs of a 2-layer, 64-wide model; measured margin: about 0.25 nats below the bigram.
     train(fresh_workspace, GPTConfig(**TINY),
           tiny_run(steps=400, batch_size=32, warmup_steps=20, lr=5e-3, min_lr=5e-4), log=None)
-    report = evaluate(fresh_workspace, stride=32)
+    report = evaluate(fresh_workspace, EvalConfig(stride=32))
     assert report["val_tokens_scored"] == report["data"]["val"]["tokens"] - 1
     assert report["model"]["nats_per_token"] < report["bigram"]["nats_per_token"] < report["unigram"]["nats_per_token"]
     bpb = report["model"]["bits_per_byte"]
