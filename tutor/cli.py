@@ -61,6 +61,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["export", "import"])
     p.add_argument("file", type=Path)
 
+    p = sub.add_parser("class-report", help="a class's progress from exported profiles (`profile export`)")
+    p.add_argument("exports", nargs="+", type=Path, metavar="PROFILE.json", help="files from `profile export`")
+    p.add_argument("--html", type=Path, metavar="FILE", help="write an HTML report with charts instead")
+
     p = sub.add_parser("serve-ui", help="serve the tutor to browsers (one tutor process and sandbox per tab)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s, loopback)")
     p.add_argument("--port", type=int, default=8000, help="port (default: %(default)s; 0 picks a free one)")
@@ -122,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
             from tutor import profile_commands
 
             return profile_commands.main(args, sys.stdout)
+        if args.command == "class-report":
+            from tutor.classroom import class_report
+
+            return class_report(args.exports, args.lessons, args.html)
         if args.command == "serve-ui":
             from tutor.web.serve import ServeError, ServeOptions, serve
 

@@ -67,3 +67,14 @@ class _NoServer:
 
     async def run(self, stop):
         return None
+
+
+def test_jupyter_server_proxy_entry_point_runs_serve_ui_on_the_proxys_port():
+    from tutor.web.jupyter import setup_tutor
+
+    config = setup_tutor()
+    command = config["command"]
+    assert command[1:4] == ["-m", "tutor", "serve-ui"]
+    assert command[command.index("--port") + 1] == "{port}"  # jupyter-server-proxy fills it in
+    assert command[command.index("--host") + 1] == "127.0.0.1"
+    assert config["absolute_url"] is False

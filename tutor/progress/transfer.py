@@ -70,20 +70,8 @@ def import_profile(store: ProfileStore, path: Path, workspace: Path | None = Non
     """
     from tutor.review import ReviewQueue
 
-    path = Path(path)
-    try:
-        if path.stat().st_size > MAX_IMPORT_BYTES:
-            raise ValueError(f"{path} is larger than {MAX_IMPORT_BYTES >> 20} MiB")
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"{path} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ValueError(f"{path} is not a profile export: {exc}") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a pytorch-tutor profile export")
-    if not isinstance(data.get("version"), int) or data["version"] > VERSION:
-        raise ValueError(f"{path} was exported by a newer pytorch-tutor (format {data.get('version')}); update first")
-    incoming = [_attempt(raw, i) for i, raw in enumerate(data.get("attempts") or [])]
+    data = _read(Path(path))
+    incoming = _attempts(data)
     cards = [_card(raw, i) for i, raw in enumerate(data.get("cards") or [])]
     positions = data.get("positions") or []
     if data["version"] == 1 and isinstance(data.get("position"), dict):
@@ -128,6 +116,39 @@ def _course_of(raw: dict) -> str:
     if not isinstance(course, str) or not course.strip() or len(course) > 4096:
         raise ValueError("a row names a course that is not text")
     return course
+
+
+def read_export(path: Path) -> list[Attempt]:
+    """The attempts of an export file, validated; ``ValueError`` naming the file and the problem."""
+    path = Path(path)
+    try:
+        return _attempts(_read(path))
+    except ValueError as exc:
+        message = str(exc)
+        raise ValueError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+
+
+def _read(path: Path) -> dict:
+    try:
+        if path.stat().st_size > MAX_IMPORT_BYTES:
+            raise ValueError(f"{path} is larger than {MAX_IMPORT_BYTES >> 20} MiB")
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{path} does not exist") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"{path} is not a profile export: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a pytorch-tutor profile export")
+    if not isinstance(data.get("version"), int) or data["version"] > VERSION:
+        raise ValueError(f"{path} was exported by a newer pytorch-tutor (format {data.get('version')}); update first")
+    return data
+
+
+def _attempts(data: dict) -> list[Attempt]:
+    raw = data.get("attempts") or []
+    if not isinstance(raw, list):
+        raise ValueError("'attempts' is not a list")
+    return [_attempt(item, i) for i, item in enumerate(raw)]
 
 
 def _attempt(raw: object, index: int) -> Attempt:

@@ -8,8 +8,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Sparkline, Static
+from textual.widgets import Footer, Header, Static
 
+from tutor.app.widgets.daily_chart import DailyChart
 from tutor.progress.stats import DAYS, compute, format_duration, history_line
 from tutor.safe_text import inert
 
@@ -21,7 +22,6 @@ def _percent(value: float | None) -> str:
 class StatsScreen(Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("q", "app.pop_screen", "Back", show=False)]
     DEFAULT_CSS = """
-    StatsScreen Sparkline { height: 3; margin: 0 1; }
     StatsScreen Static { margin: 0 1 1 1; }
     """
 
@@ -33,7 +33,7 @@ class StatsScreen(Screen):
             yield Static(Text.assemble(("Time spent: ", "bold"), format_duration(stats.total_seconds),
                                        ("   Attempts in the last 14 days: ", "bold"), str(sum(stats.daily))),
                          id="summary")
-            yield Sparkline(stats.daily, summary_function=max, id="daily")
+            yield DailyChart(stats.daily, id="daily")
             yield Static(Text.assemble(("Recent predictions ", "bold"), ("(● right, ○ wrong): ", "dim"),
                                        history_line(stats.recent) or "none yet"), id="recent")
             modules = Table(title="Per module", expand=True)

@@ -1,0 +1,105 @@
+"""class-report over exported profiles: what an instructor reads, and what a bad file gets."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from tutor.classroom import class_report
+from tutor.classroom.report import build
+from tutor.progress.store import Attempt, ProfileStore
+from tutor.progress.transfer import export_profile
+
+
+def prediction(item, answer, correct, confidence=None, seconds=30.0, module="01", key="y.stride()"):
+    return Attempt(module=module, item=item, kind="prediction", correct=correct, answers={key: answer},
+                   observed={}, verdict={}, seconds=seconds, confidence=confidence)
+
+
+def export(tmp_path, name, attempts):
+    store = ProfileStore.open(tmp_path / f"{name}.sqlite")
+    try:
+        for attempt in attempts:
+            store.record(attempt)
+        path = tmp_path / f"{name}.json"
+        export_profile(store, path)
+    finally:
+        store.close()
+    return path
+
+
+@pytest.fixture
+def class_files(tmp_path):
+    alice = export(tmp_path, "alice", [
+        prediction("transpose-strides", "(3, 1)", False, confidence=3),  # a listed wrong answer
+        prediction("transpose-strides", "(1, 3)", True, confidence=3),
+        prediction("sum-dtype", "float32", False, key="s.dtype"),
+    ])
+    bob = export(tmp_path, "bob", [
+        prediction("transpose-strides", "3x1", False, confidence=2),  # the same answer, written otherwise
+        prediction("transpose-strides", "(1, 3)", True, confidence=3, seconds=1e9),  # an abandoned tab
+    ])
+    return alice, bob
+
+
+def test_per_module_and_per_learner(mini_course, class_files):
+    report = build(mini_course, list(class_files))
+    first = next(m for m in report.modules if m.id == "01")
+    assert (first.started, first.finished) == (2, 0)
+    assert first.missed[0] == ("transpose-strides", 2)  # both learners missed it once
+    assert ("a transpose copies the data", 2) in first.misconceptions  # matched through the judge, not the file
+    assert first.certainty.said == 3 and first.certainty.right == 2
+    alice, bob = report.learners
+    assert alice.name == "alice" and alice.first_try == 0.0 and alice.drills_done == 1
+    assert bob.seconds <= 3600 + 30  # one attempt's time is capped
+
+
+def test_terminal_table(mini_course, class_files, capsys):
+    assert class_report(list(class_files), mini_course.root, None) == 0
+    out = capsys.readouterr().out
+    assert "Per module" in out and "Per learner" in out
+    assert "a transpose copies the data" in out and "alice" in out and "bob" in out
+
+
+def test_html_report_with_charts(mini_course, class_files, tmp_path):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "report.html"
+    assert class_report(list(class_files), mini_course.root, target, io.StringIO(), io.StringIO()) == 0
+    page = target.read_text()
+    assert page.count("<svg") == 3 and "Per learner" in page and "transpose-strides" in page
+
+
+@pytest.mark.parametrize("content, reason", [
+    ("{not json", "is not a profile export"),
+    (json.dumps({"format": "something else"}), "is not a pytorch-tutor profile export"),
+    (json.dumps({"format": "pytorch-tutor-profile", "version": 99}), "newer pytorch-tutor"),
+    (json.dumps({"format": "pytorch-tutor-profile", "version": 1, "attempts": {"a": 1}}), "not a list"),
+    (json.dumps({"format": "pytorch-tutor-profile", "version": 1, "attempts": [{"module": "01"}]}), "malformed"),
+    ("[" * 100000 + "]" * 100000, "is not a profile export"),
+])
+def test_a_bad_file_is_named_and_the_others_are_reported(mini_course, class_files, tmp_path, content, reason):
+    bad = tmp_path / "mallory.json"
+    bad.write_text(content)
+    out, err = io.StringIO(), io.StringIO()
+    assert class_report([*class_files, bad], mini_course.root, None, out, err) == 1
+    assert "mallory.json" in err.getvalue() and reason in err.getvalue()
+    assert "Traceback" not in err.getvalue() and "alice" in out.getvalue()
+
+
+def test_hostile_text_never_reaches_the_terminal(mini_course, tmp_path):
+    path = tmp_path / "eve\x1b]0;pwned\x07.json"
+    path.write_text(json.dumps({"format": "pytorch-tutor-profile", "version": 1, "attempts": [
+        {"module": "01", "item": "transpose-strides\x1b[2J", "kind": "prediction", "correct": False,
+         "answers": {"y.stride()": "\x1b[31m(3, 1)"}, "verdict": {"misconception": "\x1b[2Jlies"},
+         "seconds": "NaN", "at": "2026-01-01T00:00:00\x1b[5m"}]}))
+    out, err = io.StringIO(), io.StringIO()
+    class_report([path], mini_course.root, None, out, err)
+    assert "\x1b" not in out.getvalue() + err.getvalue() and "lies" not in out.getvalue()
+
+
+def test_nothing_readable_is_an_error(mini_course, tmp_path):
+    err = io.StringIO()
+    assert class_report([tmp_path / "missing.json"], mini_course.root, None, io.StringIO(), err) == 2
+    assert "does not exist" in err.getvalue()

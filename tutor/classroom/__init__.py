@@ -1,0 +1,36 @@
+"""For instructors: ``pytorch-tutor class-report`` over learners' exported profiles."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+
+def class_report(paths: list[Path], course_root: Path | None, html_path: Path | None,
+                 out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Print (or write as HTML) the report; 1 when a file had to be left out, 2 when none could be read."""
+    out, err = out or sys.stdout, err or sys.stderr
+    from tutor.classroom.render import html_page, print_terminal
+    from tutor.classroom.report import build
+    from tutor.course.loader import is_course_dir, load_course
+    from tutor.locations import builtin_course_dir
+
+    root = course_root or builtin_course_dir()
+    if not is_course_dir(root):
+        print(f"pytorch-tutor: {root} has no course.yaml; point --lessons at the course the class used", file=err)
+        return 2
+    report = build(load_course(root, "" if course_root is None else str(root)), list(paths))
+    for line in report.refused:
+        print(f"left out: {line}", file=err)
+    if not report.learners:
+        print("pytorch-tutor: no profile export could be read", file=err)
+        return 2
+    if html_path is not None:
+        tmp = html_path.with_name(html_path.name + ".tmp")
+        tmp.write_text(html_page(report), encoding="utf-8")
+        tmp.replace(html_path)
+        print(f"wrote {html_path} ({len(report.learners)} learners)", file=out)
+    else:
+        print_terminal(report, out)
+    return 1 if report.refused else 0

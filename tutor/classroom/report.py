@@ -1,0 +1,155 @@
+"""A class report from exported profiles: per module and per learner, for an instructor.
+
+Input is the files learners made with ``pytorch-tutor profile export`` — never a live
+database — and is untrusted: each file is size-capped and validated attempt by attempt
+(the same reader as ``profile import``); a file that fails is named with the reason and
+left out, the others are reported. Misconceptions are looked up in the course's own listed
+wrong answers (the learner's answer re-parsed and matched by the judge), so no text from a
+file is shown as a misconception.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tutor.course.loader import Course
+from tutor.judge import AnswerError, matching_misconception, parse_answer
+from tutor.progress.store import Attempt
+from tutor.progress.summary import summarise
+from tutor.progress.transfer import read_export
+from tutor.safe_text import safe_line
+
+TOP = 3  # drills and misconceptions listed per module
+MAX_SECONDS_PER_ATTEMPT = 3600.0  # a learner who left the tab open is not an hour of study per run
+
+
+@dataclass
+class Certainty:
+    said: int = 0  # predictions made "certain"
+    right: int = 0
+
+    @property
+    def rate(self) -> float | None:
+        return self.right / self.said if self.said else None
+
+    def add(self, attempt: Attempt) -> None:
+        if attempt.confidence == 3:
+            self.said += 1
+            self.right += int(attempt.correct)
+
+
+@dataclass
+class LearnerRow:
+    name: str
+    modules_done: int
+    modules_started: int
+    drills_done: int
+    attempts: int
+    seconds: float
+    first_try: float | None  # share of attempted drills right on the first prediction
+    certainty: Certainty
+    last_at: str
+
+
+@dataclass
+class ModuleRow:
+    id: str
+    title: str
+    started: int = 0  # learners
+    finished: int = 0
+    seconds: float = 0.0
+    certainty: Certainty = field(default_factory=Certainty)
+    missed: list[tuple[str, int]] = field(default_factory=list)  # (drill id, learners who got it wrong)
+    misconceptions: list[tuple[str, int]] = field(default_factory=list)  # (misconception, learners)
+
+
+@dataclass
+class ClassReport:
+    course_title: str
+    learners: list[LearnerRow]
+    modules: list[ModuleRow]
+    refused: list[str]  # one line per file left out, with the reason
+
+
+def _clean_seconds(value: float) -> float:
+    return min(value, MAX_SECONDS_PER_ATTEMPT) if math.isfinite(value) and value > 0 else 0.0
+
+
+def _names(paths: list[Path]) -> list[str]:
+    """Each learner by file name, made unique (two folders may both hold alice.json)."""
+    names, seen = [], Counter()
+    for path in paths:
+        base = safe_line(path.stem, 60) or "learner"
+        seen[base] += 1
+        names.append(base if seen[base] == 1 else f"{base} ({seen[base]})")
+    return names
+
+
+def _misconception(course: Course, attempt: Attempt, ask_key: str, answer: str) -> str:
+    slot = course.slot(attempt.module)
+    drill = slot.module.drill(attempt.item) if slot and slot.module else None
+    if drill is None:
+        return ""
+    ask = next((a for a in drill.asks if a.key == ask_key), None)
+    if ask is None or not isinstance(answer, str):
+        return ""
+    try:
+        predicted = parse_answer(ask.kind, answer, ask.options)
+    except AnswerError:
+        return ""
+    return matching_misconception(ask, predicted, drill.wrong_answers)
+
+
+def build(course: Course, paths: list[Path]) -> ClassReport:
+    modules = {slot.id: ModuleRow(slot.id, slot.title) for slot in course.slots if slot.module is not None}
+    missed: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    revealed: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    learners, refused = [], []
+    for path, name in zip(paths, _names(paths)):
+        try:
+            attempts = read_export(path)
+        except ValueError as exc:
+            refused.append(safe_line(str(exc), 300))
+            continue
+        attempts = [a for a in attempts if a.module in modules]  # another course's history is not this one's
+        for a in attempts:
+            a.seconds = _clean_seconds(a.seconds)
+        progress = summarise(course, attempts)
+        certainty = Certainty()
+        seconds = 0.0
+        for a in attempts:
+            row = modules[a.module]
+            row.seconds += a.seconds
+            seconds += a.seconds
+            if a.kind != "prediction":
+                continue
+            certainty.add(a)
+            row.certainty.add(a)
+            if not a.correct:
+                missed[a.module][a.item].add(name)
+                for key, answer in a.answers.items():
+                    text = _misconception(course, a, key, answer)
+                    if text:
+                        revealed[a.module][text].add(name)
+        for module_id in progress.started & modules.keys():
+            modules[module_id].started += 1
+        for module_id in progress.done & modules.keys():
+            modules[module_id].finished += 1
+        attempted = sum(len(p.attempted) for p in progress.modules.values())
+        first = sum(len(p.first_try) for p in progress.modules.values())
+        learners.append(LearnerRow(
+            name=name, modules_done=len(progress.done), modules_started=len(progress.started & modules.keys()),
+            drills_done=sum(len(p.drills_done) for p in progress.modules.values()),
+            attempts=len(attempts), seconds=seconds, first_try=first / attempted if attempted else None,
+            certainty=certainty, last_at=max((a.at for a in attempts), default="")[:16].replace("T", " ")))
+    for module_id, row in modules.items():
+        row.missed = _top({drill: len(who) for drill, who in missed[module_id].items()})
+        row.misconceptions = _top({text: len(who) for text, who in revealed[module_id].items()})
+    return ClassReport(course.title, learners, list(modules.values()), refused)
+
+
+def _top(counts: dict[str, int]) -> list[tuple[str, int]]:
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:TOP]
