@@ -46,7 +46,8 @@ async def screen_when(page: Page, *wanted: str, timeout: float = 60.0) -> str:
         if all(w in text for w in wanted):
             return text
         await asyncio.sleep(0.1)
-    raise AssertionError(f"never saw {wanted!r}; the screen was:\n{text}")
+    shot = await page.screenshot(ARTIFACTS / "serve_ui_failure.png")
+    raise AssertionError(f"never saw {wanted!r} (screenshot: {shot}); the screen was:\n{text}")
 
 
 async def screen_settled(page: Page, still_reads: int = 5, timeout: float = 30.0) -> str:
@@ -63,7 +64,10 @@ async def screen_settled(page: Page, still_reads: int = 5, timeout: float = 30.0
 
 
 async def type_answer(page: Page, answer: str) -> None:
+    """Type into the focused answer box, see it there, then press Enter (a key typed while the app
+    is still moving focus would be lost; the learner would see it was, and so does the test)."""
     await page.type_text(answer)
+    await screen_when(page, f"▊  {answer}")
     await page.press("Enter", 13, "\r")
 
 
@@ -76,9 +80,11 @@ async def test_a_learner_plays_a_drill_in_chromium(serve_ui, chromium, mini_cour
         await page.navigate(server.url)
         await screen_when(page, "First steps", "Second steps")  # the module map
         await page.evaluate("window.__terminals[0].focus()")
+        await screen_settled(page)
 
         await page.press("Enter", 13, "\r")
         await screen_when(page, "y.stride()")  # the drill's question
+        await screen_settled(page)
 
         await type_answer(page, "(3, 1)")
         text = await screen_when(page, "Not yet")
