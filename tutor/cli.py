@@ -96,9 +96,35 @@ def _refuse_third_party(paths: list[Path], trusted: bool) -> bool:
     return bool(message)
 
 
+_TOP_OPTIONS_WITH_VALUE = ("--profile", "--lessons")
+
+
+def _capstone_tail(argv: list[str]) -> tuple[list[str], list[str]] | None:
+    """(the tutor's own arguments, the capstone's) when the command is ``capstone``.
+
+    argparse's REMAINDER drops a first argument that looks like an option, so
+    ``capstone --help`` would never reach the capstone: everything after the
+    command word is handed over untouched instead.
+    """
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token in _TOP_OPTIONS_WITH_VALUE:
+            i += 2
+            continue
+        if token.startswith("-"):
+            i += 1
+            continue
+        return (argv[:i + 1], argv[i + 1:]) if token == "capstone" else None
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = _parser().parse_args(argv)
+    split = _capstone_tail(argv)
+    args = _parser().parse_args(split[0] if split else argv)
+    if split:
+        args.args = split[1]
     try:
         if args.command == "validate":
             from tutor.authoring import validate

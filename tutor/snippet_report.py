@@ -22,13 +22,15 @@ def run_snippet_file(path: Path, timeout: float, out: TextIO) -> int:
         print("pytorch-tutor run: --timeout must be between 0 and 600 seconds", file=out)
         return 2
     result = run_sync(RunRequest(code=code, timeout=timeout))
-    print(f"== {path} — {result.status} in {result.seconds:.2f} s", file=out)
+    obs = result.observation
+    verdict = _verdict(result)
+    # the header states the verdict: "— ok" above a SyntaxError read as success
+    print(f"== {path} — {verdict} in {result.seconds:.2f} s", file=out)
     if result.output:
         print("-- output", file=out)
         print(result.output.rstrip("\n"), file=out)
         if result.output_truncated:
             print(f"… [{result.output_truncated:,} more bytes of output not kept]", file=out)
-    obs = result.observation
     if obs is None:
         print(f"-- verdict: {result.message}", file=out)
         return 1
@@ -40,6 +42,14 @@ def run_snippet_file(path: Path, timeout: float, out: TextIO) -> int:
         print(f"-- error: {describe_error(obs.error)}", file=out)
     for rule in obs.fence:
         print(f"-- fence rule broken: {rule}", file=out)
-    verdict = "error" if obs.error else "fence rule broken" if obs.fence else "ok"
     print(f"-- verdict: {verdict}", file=out)
     return 0 if verdict == "ok" else 1
+
+
+def _verdict(result) -> str:
+    obs = result.observation
+    if obs is None:
+        return f"did not finish ({result.status})"
+    if obs.error:
+        return f"error ({inert(obs.error.type)})"
+    return "fence rule broken" if obs.fence else "ok"

@@ -7,6 +7,7 @@ errors and the map shows it as broken. Problems with the course file itself
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -200,8 +201,9 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
             slot.errors = [LessonError(shown, 1, 1, "", "file does not exist")]
             continue
         module, errors = load_module_file(file_path, shown)
-        if module is not None and module.id != slot.id:
-            errors = [LessonError(shown, 1, 1, "module", f"says {module.id!r} but course.yaml lists it as {slot.id!r}")]
+        mismatch = _module_id_mismatch(file_path, shown, slot.id)
+        if mismatch is not None:  # said at its line, beside the file's other errors (if any)
+            errors = sorted([*errors, mismatch], key=lambda e: (e.line, e.column))
             module = None
         slot.module, slot.errors = module, errors
 
@@ -214,6 +216,26 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
             slot.module = linked[slot.id]
     course.errors = reader.errors + helper_errors + link_errors
     return course
+
+
+_MODULE_LINE = re.compile(r"""^module:[ \t]*(["']?)([^"'#\s]*)\1[ \t]*(?:#.*)?$""")
+
+
+def _module_id_mismatch(path: Path, shown: str, listed: str) -> LessonError | None:
+    """The file's top-level ``module:`` when it is not the id course.yaml lists, at its own line.
+
+    Read from the text, not the parsed module, so that it is reported even when the
+    file has other errors (and no module could be built).
+    """
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for number, line in enumerate(lines, start=1):
+        if (m := _MODULE_LINE.match(line)) and m.group(2) != listed:
+            return LessonError(shown, number, 1, "module",
+                               f"says {m.group(2)[:40]!r} but course.yaml lists it as {listed!r}")
+    return None
 
 
 def _is_plain_file_name(name: str) -> bool:
