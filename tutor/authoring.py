@@ -14,10 +14,11 @@ from tutor.course.errors import LessonError
 from tutor.course.giveaway import course_giveaways
 from tutor.course.loader import Course, is_course_dir, load_course, load_module_file
 from tutor.course.schema import Drill, Module
-from tutor.grading import describe_error, grade, request_for
+from tutor.grading import describe_error
 from tutor.judge import judge
 from tutor.judge.kinds import form_examples
 from tutor.sandbox.client import Sandbox
+from tutor.tutoring.service import SandboxPort, TutoringService
 
 
 @dataclass
@@ -94,16 +95,21 @@ def _examples_answering(ask, described) -> list[str]:
             f"tutor/judge/kinds.py" for example in form_examples(ask.kind) if judge(ask, example, described).correct]
 
 
-async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillReport:
-    """Run one drill and prove each of its claims; return what failed."""
+async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> DrillReport:
+    """Run one drill and prove each of its claims; return what failed.
+
+    The runs go through the same tutoring service as a learner's, with recording off.
+    """
+    service = TutoringService(None, sandbox)
     started = time.perf_counter()
     if drill.is_exercise:  # starter fails, reference passes, each wrong submission rejected by its test
         from tutor.judge.lab_check import lab_problems
 
-        problems = await lab_problems(drill, sandbox)
+        problems = await lab_problems(drill, service)
         return DrillReport(module.id, drill.id, time.perf_counter() - started, problems, _kind(drill))
     problems: list[str] = []
-    result = await sandbox.run(request_for(drill))
+    outcome = await service.observe(drill)
+    result = outcome.result
     if not result.ok:
         problems.append(f"run: {result.message}")
         return DrillReport(module.id, drill.id, time.perf_counter() - started, problems + _output_tail(result), _kind(drill))
@@ -120,7 +126,6 @@ async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillRe
     elif drill.check.strip() and obs.check != "passed":
         problems.append(f"check {obs.check}: {obs.check_message}")
 
-    outcome = grade(drill, {}, result)
     observed: dict[str, str] = {}
     for ask_outcome in outcome.asks:
         ask = ask_outcome.ask
@@ -146,7 +151,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: Sandbox) -> DrillRe
                 problems.append(f"wrong answer {wrong.answer!r} for {ask.key!r} is accepted: observed {v.observed}")
 
     if drill.is_repair:
-        fixed = await sandbox.run(request_for(drill, code=drill.solution))
+        fixed = (await service.observe(drill, drill.solution)).result
         fixed_obs = fixed.observation
         if not fixed.ok or fixed_obs is None:
             problems.append(f"solution run: {fixed.message}")
@@ -198,7 +203,10 @@ async def _check_all(jobs: list[tuple[Module, Drill]], parallel: int, out: TextI
             print(f"       {problem}", file=out)
         return report
 
-    return list(await asyncio.gather(*(one(m, d) for m, d in jobs)))
+    try:
+        return list(await asyncio.gather(*(one(m, d) for m, d in jobs)))
+    finally:
+        await sandbox.close()
 
 
 def _print_grants(targets: list[Target], out: TextIO) -> None:

@@ -1,8 +1,8 @@
 """From a drill to a run request, and from a run result to a drill outcome.
 
-This is where the lesson format meets the sandbox and the judge; the app and
-``pytorch-tutor check`` both go through it, so a learner and an author see the
-same grading.
+This is where the lesson format meets the sandbox and the judge; the tutoring
+service (every front end, and ``pytorch-tutor check``) goes through it, so a
+learner and an author see the same grading.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from tutor.course.schema import Ask, Drill
-from tutor.judge import Verdict, judge, labs
+from tutor.judge import ReadAnswer, Verdict, judge_read, labs, read_answer
 from tutor.sandbox.wire import AskSpec, ErrorInfo, RunRequest
+from tutor.tutoring.states import CheckStatus, RunStatus
 from tutor.sandbox.client import RunResult
 
 
@@ -35,12 +36,21 @@ def request_for(drill: Drill, code: str | None = None, files: Mapping[str, str] 
                       needs=drill.needs, probe=drill.probe, judged=judged, **labs.request_fields(drill, code, files))
 
 
+def read_answers(drill: Drill, texts: Mapping[str, str]) -> dict[str, ReadAnswer]:
+    """Every ask's answer read once, keyed by ask key (a missing answer reads as empty)."""
+    return {ask.key: read_answer(ask, texts.get(ask.key, "")) for ask in drill.asks}
+
+
 @dataclass
 class AskOutcome:
     ask: Ask
-    answer: str
+    said: ReadAnswer
     verdict: Verdict | None = None  # None when the value could not be observed
     problem: str = ""  # why it could not be observed
+
+    @property
+    def answer(self) -> str:
+        return self.said.text
 
     @property
     def correct(self) -> bool:
@@ -55,18 +65,22 @@ class DrillOutcome:
     misconception: str = ""  # a lab: the learner's file is a listed wrong submission
 
     @property
+    def status(self) -> RunStatus:
+        return RunStatus.read(self.result.status)
+
+    @property
     def error(self) -> ErrorInfo | None:
         return self.result.observation.error if self.result.observation else None
 
     @property
-    def check(self) -> str:
+    def check(self) -> CheckStatus:
         if self.compile_error is not None and self.result.observation.check != "skipped":
-            return "not run"  # whatever it said is about names the code never bound
-        return self.result.observation.check if self.result.observation else "skipped"
+            return CheckStatus.NOT_RUN  # whatever it said is about names the code never bound
+        return CheckStatus(self.result.observation.check) if self.result.observation else CheckStatus.SKIPPED
 
     @property
     def check_message(self) -> str:
-        if self.check == "not run":
+        if self.check == CheckStatus.NOT_RUN:
             return f"the code has a {self.compile_error.type}"
         return self.result.observation.check_text if self.result.observation else ""
 
@@ -85,8 +99,11 @@ class DrillOutcome:
         return self.result.ok and bool(self.asks) and all(a.correct for a in self.asks)
 
     @property
-    def unreadable(self) -> list[AskOutcome]:
-        return [a for a in self.asks if a.verdict is not None and not a.verdict.readable]
+    def code_passes(self) -> bool:
+        """Edited code counts as repaired or solved when it runs cleanly and its check (or every test) passes."""
+        if not (self.result.ok and not self.fence and self.error is None):
+            return False
+        return all(t.passed for t in self.tests) if self.tests else self.check == CheckStatus.PASSED
 
     def first_divergence(self) -> str:
         """The first place, in ask order, where prediction and observation part ways."""
@@ -113,15 +130,20 @@ def describe_error(error: ErrorInfo) -> str:
     return f"{error.type}: {message}{where}"
 
 
-def grade(drill: Drill, answers: dict[str, str], result: RunResult) -> DrillOutcome:
-    """Judge each answer (keyed by ask key) against what the run observed."""
+def grade(drill: Drill, answers: Mapping[str, str], result: RunResult) -> DrillOutcome:
+    """Read typed answers (keyed by ask key) and judge them against what the run observed."""
+    return grade_read(drill, read_answers(drill, answers), result)
+
+
+def grade_read(drill: Drill, said: Mapping[str, ReadAnswer], result: RunResult) -> DrillOutcome:
+    """Judge each answer, already read (keyed by ask key), against what the run observed."""
     outcome = DrillOutcome(result)
     observation = result.observation
     if drill.is_exercise and result.ok:
         outcome.tests = labs.test_results(drill, observation)
         outcome.misconception = labs.misconception(drill, observation)
     for ask in drill.asks:
-        answer = answers.get(ask.key, "")
+        answer = said.get(ask.key) or read_answer(ask, "")
         if observation is None:
             outcome.asks.append(AskOutcome(ask, answer, problem=result.message))
             continue
@@ -142,5 +164,5 @@ def grade(drill: Drill, answers: dict[str, str], result: RunResult) -> DrillOutc
                 why = "it was not observed"
             outcome.asks.append(AskOutcome(ask, answer, problem=why))
             continue
-        outcome.asks.append(AskOutcome(ask, answer, judge(ask, answer, observed.value, drill.wrong_answers)))
+        outcome.asks.append(AskOutcome(ask, answer, judge_read(ask, answer, observed.value, drill.wrong_answers)))
     return outcome

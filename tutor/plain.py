@@ -15,13 +15,16 @@ from typing import TextIO
 from tutor.course import grants
 from tutor.course.graph import Status
 from tutor.course.schema import Drill, Module
-from tutor.grading import DrillOutcome, describe_error, grade, request_for
-from tutor.judge import AnswerError, expected_form, parse_answer
+from tutor.judge import ReadAnswer, expected_form, read_answer
+from tutor.progress.review import SELF_RATING_WORDS
 from tutor.progress.store import CONFIDENCE_LEVELS
-from tutor.review import SELF_RATING_WORDS
-from tutor.safe_text import clip, inert
+from tutor.safe_text import inert
 from tutor.sandbox.client import Sandbox
-from tutor.session import OPENABLE, SELF_CHECKS, Session, code_run_passed
+from tutor.session import OPENABLE, SELF_CHECKS, Session
+from tutor.tutoring.presentation import hint_line, option_lines, plain_lines, run_blocks, self_check_verdict
+from tutor.tutoring.reports import ModuleRef, RunReport
+from tutor.tutoring.service import SandboxPort, TutoringService
+from tutor.tutoring.states import Outcome
 from tutor.workspace import ensure_starter, read_exercise
 
 HELP = ("At any prompt: ':hint' shows the next hint, ':skip' moves on, ':map' returns to the module list, "
@@ -41,10 +44,10 @@ class _ToMap(Exception):
 
 
 class PlainTutor:
-    def __init__(self, session: Session, sandbox: Sandbox, profile: str, stdin: TextIO = sys.stdin,
+    def __init__(self, session: Session, sandbox: SandboxPort, profile: str, stdin: TextIO = sys.stdin,
                  out: TextIO = sys.stdout):
         self.session = session
-        self.sandbox = sandbox
+        self.service = TutoringService(session, sandbox)
         self.profile = profile
         self.stdin = stdin
         self.out = out
@@ -84,18 +87,26 @@ class PlainTutor:
             self.say("No more hints here.")
             return
         self._hints_shown += 1
-        self.say(f"Hint {self._hints_shown}/{len(self._hints)}: {inert(self._hints[self._hints_shown - 1])}")
+        self.say(hint_line(self._hints, self._hints_shown).text)
 
-    def run(self, code: str | None, drill: Drill, answers: dict[str, str] | None = None) -> DrillOutcome:
+    def perform(self, action) -> RunReport:
+        """Run one of the service's use cases (a coroutine) to its report, and show the report."""
         self.say("Running in the sandbox…")
-        result = self.loop.run_until_complete(self.sandbox.run(request_for(drill, code)))
-        return grade(drill, answers or {}, result)
+        report = self.loop.run_until_complete(action)
+        for text in plain_lines(run_blocks(report)):
+            self.say(text)
+        self.announce(report.unlocked)
+        return report
+
+    def announce(self, unlocked: tuple[ModuleRef, ...]) -> None:
+        for module in unlocked:
+            self.say(f"Unlocked: {module.id} {inert(module.title)}")
 
     # ---------------------------------------------------------------- the session
 
     def main(self) -> int:
         try:
-            self.loop.run_until_complete(self.sandbox.start())
+            self.loop.run_until_complete(self.service.start())
             self.say(f"pytorch-tutor (plain mode) — {inert(self.session.course.title)} — profile {self.profile}")
             self.say(HELP)
             if self.session.store.notice:
@@ -117,7 +128,7 @@ class PlainTutor:
             self.say("Goodbye — your progress is saved.")
             return 0
         finally:
-            self.loop.run_until_complete(self.sandbox.close())
+            self.loop.run_until_complete(self.service.close())
             self.loop.close()
 
     def choose_module(self) -> str:
@@ -178,25 +189,21 @@ class PlainTutor:
         self.say(_numbered(drill.code))
         clock = time.monotonic()
         while True:
-            answers = {}
+            said = {}
             for ask in drill.asks:
-                if ask.options:
-                    for i, option in enumerate(ask.options):
-                        self.say(f"   {chr(ord('a') + i)}) {inert(option)}")
-                answers[ask.key] = self.read_answer(ask)
+                for option in option_lines(ask.options):
+                    self.say(option)
+                said[ask.key] = self.read_answer(ask)
             confidence = self.read_confidence()
-            outcome = self.run(None, drill, answers)
-            seconds = time.monotonic() - clock
-            self.report(outcome)
-            if not outcome.result.ok:
-                self.ask("The run did not finish, so nothing was recorded. Enter to try again > ")
+            report = self.perform(self.service.submit_prediction(module.id, drill, said, time.monotonic() - clock,
+                                                                 confidence))
+            if report.outcome == Outcome.NOT_FINISHED:
+                self.ask(f"{report.not_recorded} Enter to try again > ")
                 continue
-            self.session.record_prediction(module.id, drill, answers, outcome, seconds, confidence)
-            self.report_verdicts(outcome)
             self.say("Why: " + inert(drill.explanation).strip())
             if drill.gpu_note.strip():
                 self.say("On a GPU (not executed here): " + inert(drill.gpu_note).strip())
-            if outcome.predictions_correct:
+            if report.outcome in (Outcome.VERIFIED, Outcome.SYMPTOM_FOUND):
                 self.say("Verified ✓ right.")
                 break
             self.say("Not yet ✗ — change your prediction and try again (:hint for a hint, :skip to move on).")
@@ -204,14 +211,12 @@ class PlainTutor:
         if drill.is_repair:
             self.repair(module, drill)
 
-    def read_answer(self, ask) -> str:
+    def read_answer(self, ask) -> ReadAnswer:
         while True:
-            answer = self.ask(f"{inert(ask.question)}\n  ({expected_form(ask.kind)})\n> ")
-            try:
-                parse_answer(ask.kind, answer, ask.options)
-                return answer
-            except AnswerError as exc:
-                self.say(str(exc))
+            said = read_answer(ask, self.ask(f"{inert(ask.question)}\n  ({expected_form(ask.kind)})\n> "))
+            if said.readable:
+                return said
+            self.say(said.problem)
 
     def read_confidence(self) -> int | None:
         levels = " ".join(f"[{n}] {word}" for n, word in CONFIDENCE_LEVELS.items())
@@ -222,35 +227,6 @@ class PlainTutor:
             if answer in ("1", "2", "3"):
                 return int(answer)
             self.say("Type 1, 2 or 3, or press Enter.")
-
-    def report(self, outcome: DrillOutcome) -> None:
-        result = outcome.result
-        if not result.ok:
-            self.say(result.message)
-        if result.output.strip():
-            self.say("Output:")
-            self.say(_indent(clip(result.output.rstrip("\n"), 3000)))
-
-    def report_verdicts(self, outcome: DrillOutcome) -> None:
-        if outcome.compile_error is not None:  # the cause first: no ask below was evaluated
-            self.say(f"The code did not compile: {inert(describe_error(outcome.compile_error))}")
-        for a in outcome.asks:
-            mark = "✓ right" if a.correct else "✗ wrong"
-            given = a.verdict.given if a.verdict and a.verdict.given else a.answer
-            observed = a.verdict.observed if a.verdict and a.verdict.observed else a.problem
-            self.say(f"- {inert(a.ask.question)}: you said {inert(given)}; observed {inert(observed)} — {mark}")
-        if outcome.compile_error is None and (divergence := outcome.first_divergence()):
-            self.say(f"First divergence: {inert(divergence)}")
-        for a in outcome.asks:
-            if a.verdict and a.verdict.misconception:
-                self.say(f"That answer reveals a common misconception: {inert(a.verdict.misconception)}")
-        if outcome.error is not None and outcome.compile_error is None:
-            self.say(f"Raised: {inert(describe_error(outcome.error))}")
-        if outcome.check != "skipped":
-            message = outcome.check_message if outcome.check != "passed" else ""
-            self.say(f"Check: {outcome.check}" + (f" — {inert(message)}" if message else ""))
-        for rule in outcome.fence:
-            self.say(f"Fence rule broken: {inert(rule)}")
 
     def read_code(self, prompt: str) -> str:
         self.say(prompt + " Type the code; end with a line holding only a single '.'.")
@@ -263,26 +239,21 @@ class PlainTutor:
 
     def repair(self, module: Module, drill: Drill) -> None:
         while not self.session.drill_done(module.id, drill.id):
-            code = self.read_code("Now repair the code so its check passes.")
             clock = time.monotonic()
-            outcome = self.run(code, drill)
-            self.report(outcome)
-            if not outcome.result.ok:
-                continue
-            self.session.record_code_run(module.id, drill, code, outcome, time.monotonic() - clock, "repair")
-            if code_run_passed(outcome):
+            code = self.read_code("Now repair the code so its check passes.")
+            report = self.perform(self.service.submit_repair(module.id, drill, code, time.monotonic() - clock))
+            if report.outcome == Outcome.NOT_FINISHED:
+                self.say(report.not_recorded)
+            elif report.outcome in (Outcome.REPAIRED, Outcome.REPAIRED_PREDICT_NEXT):
                 self.say("Repaired ✓ — the reference solution:")
                 self.say(_indent(drill.solution.rstrip("\n")))
             else:
-                self.say(f"The check does not pass yet ({outcome.check}"
-                         + (f": {inert(outcome.check_message)}" if outcome.check != "skipped"
-                            else "") + ").")
-                if outcome.error is not None:
-                    self.say(f"Raised: {inert(describe_error(outcome.error))}")
+                self.say("The check does not pass yet.")
 
     def exercise(self, module: Module, drill: Drill) -> None:
         path = ensure_starter(self.profile, module.id, drill)
         self.say(f"Your file: {path}")
+        clock = time.monotonic()
         while True:
             self.ask("Edit the file in your editor and save, then press Enter to run the checks > ")
             try:
@@ -290,21 +261,17 @@ class PlainTutor:
             except ValueError as exc:
                 self.say(str(exc))
                 continue
+            report = self.perform(self.service.check_lab(module.id, drill, code, time.monotonic() - clock))
             clock = time.monotonic()
-            outcome = self.run(code, drill)
-            self.report(outcome)
-            if not outcome.result.ok:
-                continue
-            self.session.record_code_run(module.id, drill, code, outcome, time.monotonic() - clock, "exercise")
-            if code_run_passed(outcome):
-                self.say("All checks pass ✓. Why: " + inert(drill.explanation).strip())
+            if report.hints and list(report.hints) != self._hints:  # the failing test's own hints first
+                self._hints, self._hints_shown = list(report.hints), 0
+            if report.outcome == Outcome.NOT_FINISHED:
+                self.say(report.not_recorded)
+            elif report.outcome == Outcome.SOLVED:
+                self.say("Why: " + inert(drill.explanation).strip())
                 self.say("The reference solution:")
                 self.say(_indent(drill.solution.rstrip("\n")))
                 return
-            if outcome.error is not None:
-                self.say(f"Your code raised {inert(describe_error(outcome.error))}")
-            else:
-                self.say(f"First failing check: {inert(outcome.check_message)}")
 
     # ---------------------------------------------------------------- self-check
 
@@ -315,25 +282,22 @@ class PlainTutor:
             self._hints, self._hints_shown = [], 0
             try:
                 self.say(f"Question {number}/{len(module.self_checks)}: {inert(check.question).strip()}")
-                for i, option in enumerate(check.options):
-                    self.say(f"   {chr(ord('a') + i)}) {inert(option)}")
+                for option in option_lines(check.options):
+                    self.say(option)
                 clock = time.monotonic()
                 while True:
                     answer = self.ask("Your answer > ")
-                    result, unlocked = self.session.answer_self_check(module.id, check, answer,
-                                                                      time.monotonic() - clock)
-                    if not result.problem:
+                    report = self.loop.run_until_complete(
+                        self.service.answer_self_check(module.id, check, answer, time.monotonic() - clock))
+                    if not report.problem:
                         break
-                    self.say(result.problem)
-                if result.correct is True:
-                    self.say("Right.")
-                elif result.correct is False:
-                    self.say(f"Not quite: the answer is {chr(ord('a') + check.correct)}) {inert(check.options[check.correct])}.")
-                self.say("Model answer: " + inert(check.answer).strip())
-                if result.correct is None:
+                    self.say(report.problem)
+                if report.correct is not None:
+                    self.say(self_check_verdict(report.correct, report.right_answer))
+                self.say("Model answer: " + inert(report.model_answer).strip())
+                if report.needs_rating:
                     self.rate(module, check)
-                for module_id in unlocked:
-                    self.say(f"Unlocked: {module_id} {inert(self.session.slot(module_id).title)}")
+                self.announce(report.unlocked)
             except _Skip:
                 self.say("Skipped.")
 
@@ -342,7 +306,7 @@ class PlainTutor:
         while True:
             answer = self.ask(f"Compared with the model answer, how did you do? {words} > ").strip()
             if answer in ("1", "2", "3", "4"):
-                self.session.rate_self_check(module.id, check, int(answer))
+                self.service.rate_self_check(module.id, check, int(answer))
                 return
             self.say("Type a number from 1 to 4.")
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import TextIO
 
+from tutor.progress.stats import format_duration, history_line, spark
 from tutor.safe_text import inert
-from tutor.progress.stats import compute, format_duration, history_line, spark
 from tutor.progress.transfer import export_profile, import_profile
 from tutor.session import Session
 from tutor.startup import StartupError, open_course_and_profile
@@ -43,7 +43,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def print_stats(session: Session, out: TextIO) -> None:
-    stats = compute(session.course, session.store.attempts())
+    stats = session.stats()
     print(f"Time spent: {format_duration(stats.total_seconds)}", file=out)
     print(f"Last 14 days: {spark(stats.daily)}  ({sum(stats.daily)} attempts)", file=out)
     print(f"Recent predictions (● right, ○ wrong): {history_line(stats.recent) or '—'}", file=out)

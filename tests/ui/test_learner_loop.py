@@ -74,11 +74,21 @@ async def test_free_text_self_check_asks_for_a_self_rating(make_app, mini_course
         assert "Noted" in text_of(app.screen.query_one("#status"))
 
 
+async def open_due(app, pilot, item: str) -> None:
+    """Highlight the due item ``item`` in the review list and press Enter on it."""
+    listing = app.screen.query_one("#due", OptionList)
+    labels = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+    listing.highlighted = next(i for i, label in enumerate(labels) if item in label)
+    listing.focus()
+    await pilot.press("enter")
+    await pilot.pause()
+
+
 async def test_review_screen_lists_due_items_and_opens_them(make_app, mini_course_dir, tmp_path):
     store = ProfileStore.open(tmp_path / "review.sqlite")
     clock = [datetime.now(timezone.utc) - timedelta(days=3)]
     session = Session(load_course(mini_course_dir), store, clock=lambda: clock[0])
-    from tutor.review import Rating
+    from tutor.progress.review import Rating
     session.review.review("01", "transpose-strides", "drill", Rating.Again)
     session.review.review("01", "which-copies", "self_check", Rating.Again)
     clock[0] = datetime.now(timezone.utc)  # three days later: both are due
@@ -89,13 +99,11 @@ async def test_review_screen_lists_due_items_and_opens_them(make_app, mini_cours
         listing = app.screen.query_one("#due", OptionList)
         assert listing.option_count == 2
         assert "2 item(s) due" in text_of(app.screen.query_one("#review-summary"))
-        app.screen._open("01/which-copies")
-        await pilot.pause()
+        await open_due(app, pilot, "which-copies")
         assert isinstance(app.screen, SelfCheckScreen) and app.screen.check.id == "which-copies"
         await pilot.press("escape")
         assert isinstance(app.screen, ReviewScreen)
-        app.screen._open("01/transpose-strides")
-        await pilot.pause()
+        await open_due(app, pilot, "transpose-strides")
         assert isinstance(app.screen, DrillScreen)
     store.close()
 

@@ -14,7 +14,7 @@ from tutor.cli import main
 from tutor.course.loader import load_course
 from tutor.locations import builtin_course_dir, profile_path, workspace_dir
 from tutor.progress.store import BUILTIN_COURSE_ID, Attempt, ProfileStore
-from tutor.review import ReviewQueue
+from tutor.progress.review import ReviewQueue
 from tutor.session import Session
 
 START = datetime(2026, 3, 1, tzinfo=timezone.utc)

@@ -11,8 +11,9 @@ import pytest
 from tutor.progress.stats import compute, spark
 from tutor.progress.store import Attempt, ProfileStore
 from tutor.progress.transfer import export_profile, import_profile
-from tutor.review import Rating, ReviewQueue, rating_for
+from tutor.progress.review import Rating, ReviewQueue, rating_for
 from tutor.session import Session
+from tutor.tutoring.service import TutoringService
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 
@@ -53,19 +54,20 @@ def test_schedule_grows_with_good_reviews(tmp_path):
     assert intervals == sorted(intervals) and intervals[-1] > timedelta(days=3)
 
 
-def test_session_creates_cards_for_misses_and_rates_only_when_due(tmp_path, mini_course):
+async def test_session_creates_cards_for_misses_and_rates_only_when_due(tmp_path, mini_course):
     clock = Clock()
     store = ProfileStore.open(tmp_path / "p.sqlite")
     session = Session(mini_course, store, clock=clock)
+    service = TutoringService(session, sandbox=None)  # a self-check runs nothing
     check = mini_course.slot("01").module.self_checks[1]  # multiple choice
-    session.answer_self_check("01", check, "a", 10.0)
+    await service.answer_self_check("01", check, "a", 10.0)
     first = session.review.card("01", check.id)
     assert first is not None and first.last_review == START
     clock.advance(seconds=5)
-    session.answer_self_check("01", check, "b", 10.0)  # a retry before it is due: not a review
+    await service.answer_self_check("01", check, "b", 10.0)  # a retry before it is due: not a review
     assert session.review.card("01", check.id).last_review == START
     clock.advance(days=2)
-    session.answer_self_check("01", check, "b", 10.0, confidence=3)
+    await service.answer_self_check("01", check, "b", 10.0, confidence=3)
     assert session.review.card("01", check.id).last_review == START + timedelta(days=2, seconds=5)
 
 

@@ -6,17 +6,21 @@ from textual.app import App
 from textual.binding import Binding
 
 from tutor.app.commands import ModuleCommands
+from tutor.app.messages import Reported
 from tutor.app.screens.drill import DrillScreen
 from tutor.app.screens.exercise import ExerciseScreen
 from tutor.app.screens.help import HelpScreen
 from tutor.app.screens.map import MapScreen
 from tutor.app.screens.self_check import SelfCheckScreen
 from tutor.course import grants
+from tutor.course.graph import Status
 from tutor.course.loader import Course
 from tutor.progress.store import ProfileStore
 from tutor.safe_text import safe_line
 from tutor.sandbox.client import Sandbox
 from tutor.session import SELF_CHECKS, Session
+from tutor.tutoring.reports import ModuleRef
+from tutor.tutoring.service import TutoringService
 
 
 LESSON_SCREENS = (DrillScreen, ExerciseScreen, SelfCheckScreen)
@@ -40,6 +44,7 @@ class TutorApp(App):
         self.start = start
         self.sandbox = sandbox or Sandbox(read_only=grants.code_dirs(course.root))
         self.sandbox.on_note = lambda note: self.notify(note, title="Sandbox restarted", severity="warning")
+        self.tutoring = TutoringService(self.session, self.sandbox)
         self.profile_name = profile_name
         self.sub_title = f"profile: {profile_name} · sandbox: {self.sandbox.tier}"
 
@@ -128,7 +133,7 @@ class TutorApp(App):
         from tutor.app.screens.placement import PlacementScreen
 
         state = self.session.state(module_id)
-        if state.status.value != "locked":
+        if state.status != Status.LOCKED:
             self.notify(f"Module {module_id} is {state.status.value}: nothing to test out of.", timeout=4)
             return
         if not self.session.placement_set(module_id):
@@ -140,9 +145,13 @@ class TutorApp(App):
         while isinstance(self.screen, LESSON_SCREENS):
             self.pop_screen()
 
-    def announce_unlocked(self, unlocked: list[str]) -> None:
+    def on_reported(self, message: Reported) -> None:
+        """Every action's report comes up here from its screen: say what it unlocked."""
+        self.announce_unlocked(message.report.unlocked)
+
+    def announce_unlocked(self, unlocked: tuple[ModuleRef, ...]) -> None:
         if unlocked:
-            names = ", ".join(f"{m} {self.session.slot(m).title}" for m in unlocked)
+            names = ", ".join(f"{m.id} {m.title}" for m in unlocked)
             self.notify(f"Unlocked: {names}", title="Module done", timeout=8)
 
     def action_help(self) -> None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from tutor.judge.compare import compare, render
-from tutor.judge.kinds import KINDS, expected_form
+from tutor.judge.kinds import KINDS, expected_form, option_label, option_letter
 from tutor.judge.near_miss import near_miss
 from tutor.judge.observed import NotObservable, observed_value
 from tutor.judge.parsers import AnswerError, parse_answer
@@ -35,12 +35,41 @@ class Verdict:
         return not self.problem
 
 
+@dataclass(frozen=True)
+class ReadAnswer:
+    """A learner's answer, read once: the text typed, the value it means, or why it cannot be read."""
+
+    text: str
+    value: Any = None
+    problem: str = ""  # why it cannot be read (the near-miss note first, when there is one)
+    note: str = ""  # the answer has the form of another kind ("you gave a dtype; …")
+
+    @property
+    def readable(self) -> bool:
+        return not self.problem
+
+
+def read_answer(ask: Any, text: str) -> ReadAnswer:
+    """Read ``text`` as an answer to ``ask`` (which needs ``kind`` and ``options``)."""
+    note = near_miss(ask, text) if isinstance(text, str) else ""
+    try:
+        return ReadAnswer(text, parse_answer(ask.kind, text, ask.options), note=note)
+    except AnswerError as exc:
+        problem = f"{note[:1].upper()}{note[1:]}. {exc}" if note else str(exc)
+        return ReadAnswer(text, problem=problem, note=note)
+
+
 def judge(ask: Any, answer: str, described: Any, wrong_answers: Iterable[Any] = ()) -> Verdict:
-    """Judge ``answer`` to ``ask`` against the sandbox's description of the value.
+    """Judge the typed ``answer`` to ``ask`` against the sandbox's description of the value.
 
     ``ask`` needs ``kind``, ``options``, ``tolerance`` and ``key``; wrong answers
     need ``ask``, ``answer`` and ``misconception`` (see :mod:`tutor.course.schema`).
     """
+    return judge_read(ask, read_answer(ask, answer), described, wrong_answers)
+
+
+def judge_read(ask: Any, said: ReadAnswer, described: Any, wrong_answers: Iterable[Any] = ()) -> Verdict:
+    """Judge an answer already read (see :func:`read_answer`) against the described value."""
     try:
         observed = observed_value(ask.kind, described, ask.options)
     except NotObservable as exc:
@@ -48,12 +77,10 @@ def judge(ask: Any, answer: str, described: Any, wrong_answers: Iterable[Any] = 
     observed_text = render(ask.kind, observed, ask.options)
     if ask.kind == "error":
         observed_text = _with_message(observed_text, described)
-    note = near_miss(ask, answer) if isinstance(answer, str) else ""
-    try:
-        predicted = parse_answer(ask.kind, answer, ask.options)
-    except AnswerError as exc:
-        problem = f"{note[:1].upper()}{note[1:]}. {exc}" if note else str(exc)
-        return Verdict(False, "", observed_text, problem=problem, note=note)
+    note = said.note
+    if not said.readable:
+        return Verdict(False, "", observed_text, problem=said.problem, note=note)
+    predicted = said.value
     divergence = compare(ask.kind, predicted, observed, ask.tolerance, ask.options, _text_match(ask))
     misconception = ""
     if divergence:
@@ -92,4 +119,6 @@ def matching_misconception(ask: Any, predicted: Any, wrong_answers: Iterable[Any
     return ""
 
 
-__all__ = ["DEFAULT_MATCH", "KINDS", "MATCH_MODES", "AnswerError", "TextMatch", "Verdict", "expected_form", "judge", "matching_misconception", "parse_answer"]
+__all__ = ["DEFAULT_MATCH", "KINDS", "MATCH_MODES", "AnswerError", "ReadAnswer", "TextMatch", "Verdict", "expected_form",
+           "judge", "judge_read", "matching_misconception", "option_label", "option_letter", "parse_answer",
+           "read_answer"]

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from tutor.judge.text_match import TextMatch, text_matches
+from tutor.judge.kinds import option_label
 
 DEFAULT_REL_TOL = 1e-3
 DEFAULT_ABS_TOL = 1e-6
@@ -28,7 +29,7 @@ def render(kind: str, value: Any, options: tuple[str, ...] = ()) -> str:
     if kind == "bool":
         return "yes" if value else "no"
     if kind == "choice":
-        return f"{chr(ord('a') + value)}) {options[value]}" if 0 <= value < len(options) else str(value)
+        return option_label(value, options[value]) if 0 <= value < len(options) else str(value)
     if kind == "names":
         return ", ".join(sorted(value)) if value else "(none)"
     if kind == "float":

@@ -49,3 +49,13 @@ def expected_form(kind: str) -> str:
 def form_examples(kind: str) -> tuple[str, ...]:
     """The sample answers shown for ``kind``: what ``check`` proves answers no drill."""
     return KIND_FORMS[kind].examples
+
+
+def option_letter(index: int) -> str:
+    """The letter an option is shown and typed with: 0 -> "a"."""
+    return chr(ord("a") + index)
+
+
+def option_label(index: int, text: str) -> str:
+    """An option as it is listed and as a choice answer is echoed back: "b) a copy"."""
+    return f"{option_letter(index)}) {text}"

@@ -8,14 +8,17 @@ is proved too.
 
 from __future__ import annotations
 
-from tutor.grading import describe_error, grade, request_for
+from tutor.grading import describe_error
 from tutor.judge import labs
 
 
-async def lab_problems(drill, sandbox) -> list[str]:
-    """Every claim of a lab that does not hold, in words an author acts on."""
+async def lab_problems(drill, service) -> list[str]:
+    """Every claim of a lab that does not hold, in words an author acts on.
+
+    ``service`` is the tutoring service with recording off: the same runs a learner's file gets.
+    """
     problems: list[str] = []
-    starter = grade(drill, {}, await sandbox.run(request_for(drill)))
+    starter = await service.observe(drill)
     if not starter.result.ok:
         return [f"starter run: {starter.result.message}"]
     obs = starter.result.observation
@@ -27,12 +30,12 @@ async def lab_problems(drill, sandbox) -> list[str]:
         problems.append("the starter's run reported no test results")
     problems.extend(f"fence rule: {f}" for f in obs.fence if not f.startswith("check: "))
 
-    solved = grade(drill, {}, await sandbox.run(request_for(drill, drill.solution, labs.reference_files(drill))))
+    solved = await service.observe(drill, drill.solution, files=labs.reference_files(drill))
     problems.extend(_solution_problems(solved))
 
     for i, wrong in enumerate(drill.wrong_submissions):
         files = {**labs.reference_files(drill), **dict(wrong.files)}
-        outcome = grade(drill, {}, await sandbox.run(request_for(drill, wrong.code, files)))
+        outcome = await service.observe(drill, wrong.code, files=files)
         where = f"wrong submission {i + 1} ({wrong.test})"
         if not outcome.result.ok:
             problems.append(f"{where}: run {outcome.result.status}: {outcome.result.message}")

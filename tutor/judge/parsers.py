@@ -6,11 +6,10 @@ Every parser accepts the spellings people actually type and raises
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Callable
 
-from tutor.judge.kinds import expected_form
+from tutor.judge.kinds import expected_form, option_letter
 from tutor.judge.literals import LiteralError, evaluate
 
 MAX_ANSWER = 20_000
@@ -230,10 +229,10 @@ def parse_choice(text: str, options: tuple[str, ...]) -> int:
     else:
         matches = [i for i, o in enumerate(options) if o.strip().lower() == lowered]
         if not matches:
-            raise AnswerError(f"Pick one of the options by its letter (a–{chr(ord('a') + len(options) - 1)}).")
+            raise AnswerError(f"Pick one of the options by its letter (a–{option_letter(len(options) - 1)}).")
         index = matches[0]
     if not 0 <= index < len(options):
-        raise AnswerError(f"There are only {len(options)} options (a–{chr(ord('a') + len(options) - 1)}).")
+        raise AnswerError(f"There are only {len(options)} options (a–{option_letter(len(options) - 1)}).")
     return index
 
 
@@ -282,7 +281,3 @@ _PARSERS: dict[str, Callable[..., Any]] = {
     "text": parse_text,
     "value": parse_value,
 }
-
-
-def is_nan(value: Any) -> bool:
-    return isinstance(value, float) and math.isnan(value)

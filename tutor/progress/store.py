@@ -16,6 +16,7 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,19 @@ CREATE TABLE IF NOT EXISTS cards (
 """
 _AFTER_MIGRATIONS = "CREATE INDEX IF NOT EXISTS attempts_by_course ON attempts (course, module, item)"
 
-KINDS = ("prediction", "repair", "experiment", "exercise", "self_check", "review", "placement")
+class AttemptKind(StrEnum):
+    """What an attempt was; stored as its value, so a profile reads the same either way."""
+
+    PREDICTION = "prediction"
+    REPAIR = "repair"
+    EXPERIMENT = "experiment"
+    EXERCISE = "exercise"  # a lab
+    SELF_CHECK = "self_check"
+    REVIEW = "review"
+    PLACEMENT = "placement"
+
+
+KINDS = tuple(AttemptKind)
 CONFIDENCE_LEVELS = {1: "guessing", 2: "fairly sure", 3: "certain"}
 
 # Each step brings a profile of schema N-1 up to N, in place and in one transaction.
@@ -80,7 +93,7 @@ class ProfileError(Exception):
 class Attempt:
     module: str
     item: str  # a drill id or a self-check id
-    kind: str  # prediction | repair | experiment | self_check
+    kind: str  # an AttemptKind
     correct: bool
     answers: dict[str, Any] = field(default_factory=dict)
     observed: dict[str, Any] = field(default_factory=dict)

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tutor.progress import workspace_files
+from tutor.progress.review import ReviewQueue
 from tutor.progress.store import BUILTIN_COURSE_ID, KINDS, Attempt, ProfileStore
 
 FORMAT = "pytorch-tutor-profile"
@@ -68,8 +69,6 @@ def import_profile(store: ProfileStore, path: Path, workspace: Path | None = Non
 
     Raises ``ValueError`` with a message naming the problem; nothing is written then.
     """
-    from tutor.review import ReviewQueue
-
     data = _read(Path(path))
     incoming = _attempts(data)
     cards = [_card(raw, i) for i, raw in enumerate(data.get("cards") or [])]

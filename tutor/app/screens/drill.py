@@ -5,25 +5,38 @@ from __future__ import annotations
 import time
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Footer, Header, Input, Markdown, RadioButton, RadioSet, Static, TextArea
 
+from tutor.app.messages import CodeSubmitted, PredictionSubmitted
 from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_view import CodeView
 from tutor.app.widgets.result_panel import ResultPanel
-from tutor.grading import DrillOutcome, grade, request_for
-from tutor.judge import AnswerError, expected_form, parse_answer
+from tutor.judge import ReadAnswer, expected_form
+from tutor.progress.store import CONFIDENCE_LEVELS, AttemptKind
 from tutor.safe_text import inert
-from tutor.progress.store import CONFIDENCE_LEVELS
-from tutor.session import code_run_passed
+from tutor.tutoring.presentation import option_lines
+from tutor.tutoring.reports import RunReport
+from tutor.tutoring.states import Outcome
 
 
-def _option_lines(options: tuple[str, ...]) -> str:
-    return "\n".join(f"   {chr(ord('a') + i)}) {inert(o)}" for i, o in enumerate(options))
+class AnswerInput(Input):
+    """The answer box of one ask; it knows which ask it answers."""
+
+    def __init__(self, index: int, key: str, **kwargs):
+        super().__init__(**kwargs)
+        self.index = index
+        self.key = key
+
+
+class ConfidenceButton(RadioButton):
+    def __init__(self, level: int, label: str, **kwargs):
+        super().__init__(label, **kwargs)
+        self.level = level
 
 
 class DrillScreen(LessonScreen):
@@ -36,7 +49,7 @@ class DrillScreen(LessonScreen):
         Binding("escape", "map", "Map", priority=True),
     ]
 
-    phase = reactive("predict")  # predict | running | revealed
+    phase = reactive("predict")  # predict | running | revealed (the explanation is shown)
     editing = reactive(False, init=False)
 
     def __init__(self, module_id: str, drill_id: str):
@@ -49,7 +62,8 @@ class DrillScreen(LessonScreen):
         assert drill is not None, f"no drill {drill_id} in module {module_id}"
         self.drill = drill
         self.hints_shown = 0
-        self.last_answers: dict[str, str] = {}
+        self.last_said: dict[str, ReadAnswer] = {}  # the last predictions recorded, shown beside experiments
+        self._submitted: dict[str, ReadAnswer] = {}
         self.revealed = False
         self._clock = time.monotonic()
 
@@ -70,15 +84,15 @@ class DrillScreen(LessonScreen):
             for i, ask in enumerate(drill.asks):
                 question = Text(inert(ask.question), style="bold")
                 if ask.options:
-                    question.append("\n" + _option_lines(ask.options))
+                    question.append("\n" + "\n".join(option_lines(ask.options)))
                 yield Static(question, classes="ask-question")
-                yield Input(placeholder=expected_form(ask.kind), id=f"ask-{i}")
+                yield AnswerInput(i, ask.key, placeholder=expected_form(ask.kind), id=f"ask-{i}")
                 yield Static("", id=f"problem-{i}", classes="answer-problem")
             yield Static("How sure are you? (optional; Tab to reach it, arrows and Space to choose)",
                          id="confidence-label")
             with RadioSet(id="confidence"):
                 for level, word in CONFIDENCE_LEVELS.items():
-                    yield RadioButton(f"{word}", id=f"confidence-{level}")
+                    yield ConfidenceButton(level, word, id=f"confidence-{level}")
             yield Static("", id="status")
             yield ResultPanel(id="result")
             yield Markdown("", id="explanation")
@@ -96,34 +110,27 @@ class DrillScreen(LessonScreen):
 
     # ---------------------------------------------------------------- helpers
 
-    def set_status(self, message: str, running: bool = False) -> None:
-        status = self.query_one("#status", Static)
-        status.update(Text(message))
-        status.set_class(running, "-running")
-
-    def _answers(self) -> dict[str, str] | None:
-        """The typed answers, or None after marking each one that cannot be read."""
-        answers, readable = {}, True
-        for i, ask in enumerate(self.drill.asks):
-            text = self.query_one(f"#ask-{i}", Input).value
-            problem = self.query_one(f"#problem-{i}", Static)
-            try:
-                parse_answer(ask.kind, text, ask.options)
-                problem.update("")
-                problem.remove_class("-shown")
-            except AnswerError as exc:
-                problem.update(Text(str(exc)))
-                problem.add_class("-shown")
-                if readable:
-                    self.query_one(f"#ask-{i}", Input).focus()
-                readable = False
-            answers[ask.key] = text
-        return answers if readable else None
+    def _read(self) -> dict[str, ReadAnswer] | None:
+        """The typed answers read once, or None after marking each one that cannot be read."""
+        texts = {box.key: box.value for box in self.query(AnswerInput)}
+        said = self.app.tutoring.read_answers(self.drill, texts)
+        first_unreadable = None
+        for box in self.query(AnswerInput):
+            problem = self.query_one(f"#problem-{box.index}", Static)
+            answer = said[box.key]
+            problem.update(Text(answer.problem))
+            problem.set_class(not answer.readable, "-shown")
+            if not answer.readable and first_unreadable is None:
+                first_unreadable = box
+        if first_unreadable is not None:
+            first_unreadable.focus()
+            return None
+        return said
 
     def confidence(self) -> int | None:
         """How sure the learner said they were (1..3), if they said."""
         pressed = self.query_one("#confidence", RadioSet).pressed_button
-        return int(pressed.id.split("-")[1]) if pressed is not None and pressed.id else None
+        return pressed.level if isinstance(pressed, ConfidenceButton) else None
 
     def _reveal(self) -> None:
         if self.revealed:
@@ -140,95 +147,52 @@ class DrillScreen(LessonScreen):
 
     @on(Input.Submitted)
     def next_input_or_run(self, event: Input.Submitted) -> None:
-        index = int(event.input.id.split("-")[1])
-        if index + 1 < len(self.drill.asks) and not self.query_one(f"#ask-{index + 1}", Input).value.strip():
-            self.query_one(f"#ask-{index + 1}", Input).focus()
+        boxes, box = list(self.query(AnswerInput)), event.input
+        if isinstance(box, AnswerInput) and box.index + 1 < len(boxes) and not boxes[box.index + 1].value.strip():
+            boxes[box.index + 1].focus()
         else:
             self.action_run()
 
     def action_run(self) -> None:
         if self.phase == "running":
             return
+        seconds = time.monotonic() - self._clock
         if self.editing:
             code = self.query_one("#editor", TextArea).text
+            kind = AttemptKind.REPAIR if self.drill.is_repair else AttemptKind.EXPERIMENT
             self.phase = "running"
             self.set_status("Running your edited code in the sandbox…", running=True)
-            self.run_in_sandbox(self.last_answers, code)
+            self.post_message(CodeSubmitted(self.module_id, self.drill, code, seconds, kind, self.last_said))
             return
-        answers = self._answers()
-        if answers is None:
-            self.set_status("Some answers could not be read; see the hints under them. Nothing was run.")
+        said = self._read()
+        if said is None:
+            self.set_status(STATUS[Outcome.UNREADABLE])
             return
         self.phase = "running"
         self.set_status("Running in the sandbox…", running=True)
-        self.run_in_sandbox(answers, None)
+        self._submitted = said
+        self.post_message(PredictionSubmitted(self.module_id, self.drill, said, seconds, self.confidence()))
 
-    @work(exclusive=True, group="sandbox", exit_on_error=False)
-    async def run_in_sandbox(self, answers: dict[str, str], code: str | None) -> None:
-        seconds = time.monotonic() - self._clock
-        try:
-            result = await self.app.sandbox.run(request_for(self.drill, code))
-            outcome = grade(self.drill, answers, result)
-            if code is None:
-                self._show_prediction(answers, outcome, seconds)
-            else:
-                self._show_code_run(code, outcome, seconds)
-        except Exception as exc:  # noqa: BLE001 - the learner sees a message, never a traceback
-            self.set_status(f"Something went wrong running this drill: {type(exc).__name__}: {exc}")
-        finally:
-            self._clock = time.monotonic()
-            if self.phase == "running":
-                self.phase = "revealed" if self.revealed else "predict"
+    def after_failure(self) -> None:
+        self._finished()
 
-    def _show_prediction(self, answers: dict[str, str], outcome: DrillOutcome, seconds: float) -> None:
-        panel = self.query_one("#result", ResultPanel)
-        panel.show_outcome(outcome, "Your prediction and what PyTorch did")
-        panel.scroll_visible()
-        if not outcome.result.ok:
-            self.set_status("The run did not finish, so nothing was recorded. " + outcome.result.message)
-            return
-        self.last_answers = answers
-        unlocked = self.app.session.record_prediction(self.module_id, self.drill, answers, outcome, seconds,
-                                                      self.confidence())
-        self._reveal()
-        if outcome.predictions_correct:
-            if self.drill.is_repair and not self.app.session.drill_done(self.module_id, self.drill.id):
-                self.set_status("Right: that is the symptom. Now repair it: ctrl+e to edit the code, "
-                                "ctrl+r to run it until the check passes.")
-            else:
-                self.set_status("Verified ✓  Change one thing with ctrl+e and rerun, or ctrl+n for the next drill.")
-        else:
-            self.set_status("Not yet. Read the first divergence and the explanation, change your prediction and "
-                            "press Enter again (ctrl+g for a hint).")
-        self.app.announce_unlocked(unlocked)
+    def _finished(self) -> None:
+        self._clock = time.monotonic()
+        if self.phase == "running":
+            self.phase = "revealed" if self.revealed else "predict"
 
-    def _show_code_run(self, code: str, outcome: DrillOutcome, seconds: float) -> None:
-        panel = self.query_one("#result", ResultPanel)
-        panel.show_outcome(outcome, "Your edited code", graded=False)
-        panel.scroll_visible()
-        if not outcome.result.ok:
-            self.set_status("The run did not finish. " + outcome.result.message)
-            return
-        repair = self.drill.is_repair
-        unlocked = self.app.session.record_code_run(self.module_id, self.drill, code, outcome, seconds,
-                                                    "repair" if repair else "experiment")
-        if repair:
-            if code_run_passed(outcome):
-                solution = self.query_one("#solution", Markdown)
-                solution.update("### Repaired ✓ — the reference solution\n\n```python\n" +
-                                inert(self.drill.solution.rstrip("\n")) + "\n```")
-                solution.add_class("-shown")
-                if self.app.session.drill_done(self.module_id, self.drill.id):
-                    self.set_status("Repaired ✓  The check passes. ctrl+n for the next drill.")
-                else:
-                    self.set_status("The check passes. Now predict the symptom above too (Escape the editor "
-                                    "with ctrl+e) to finish the drill.")
-            else:
-                self.set_status("The check does not pass yet. Change one thing and run again.")
-        else:
-            self.set_status("Compare with the first run: what changed, and why? ctrl+e returns to your predictions.")
-        self.app.announce_unlocked(unlocked)
+    def heading(self, report: RunReport) -> str:
+        return "Your prediction and what PyTorch did" if report.kind == AttemptKind.PREDICTION else "Your edited code"
 
+    def show(self, report: RunReport) -> None:
+        if report.kind == AttemptKind.PREDICTION and report.recorded is not None:
+            self.last_said = self._submitted
+            self._reveal()
+        if report.outcome in (Outcome.REPAIRED, Outcome.REPAIRED_PREDICT_NEXT):
+            self.show_solution("Repaired ✓ — the reference solution")
+        self.set_status(STATUS[report.outcome] if report.outcome != Outcome.NOT_FINISHED
+                        else f"{report.not_recorded} {report.message}")
+        self._finished()
 
     def action_edit(self) -> None:
         if not self.revealed:
@@ -246,3 +210,19 @@ class DrillScreen(LessonScreen):
         else:
             self.query_one("#ask-0", Input).focus()
             self.set_status("Back to your predictions: Enter runs them.")
+
+
+# What to do next, in this screen's keys.
+STATUS = {
+    Outcome.VERIFIED: "Verified ✓  Change one thing with ctrl+e and rerun, or ctrl+n for the next drill.",
+    Outcome.SYMPTOM_FOUND: "Right: that is the symptom. Now repair it: ctrl+e to edit the code, ctrl+r to run it "
+                           "until the check passes.",
+    Outcome.NOT_YET: "Not yet. Read the first divergence and the explanation, change your prediction and press Enter "
+                     "again (ctrl+g for a hint).",
+    Outcome.OBSERVED: "Compare with the first run: what changed, and why? ctrl+e returns to your predictions.",
+    Outcome.REPAIRED: "Repaired ✓  The check passes. ctrl+n for the next drill.",
+    Outcome.REPAIRED_PREDICT_NEXT: "The check passes. Now predict the symptom above too (Escape the editor with ctrl+e) "
+                                   "to finish the drill.",
+    Outcome.CHECK_FAILS: "The check does not pass yet. Change one thing and run again.",
+    Outcome.UNREADABLE: "Some answers could not be read; see the hints under them. Nothing was run.",
+}

@@ -8,20 +8,21 @@ import subprocess
 import time
 from pathlib import Path
 
-from rich.console import Group
-from rich.syntax import Syntax
 from rich.text import Text
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Header, Markdown, Static, TextArea
 
+from tutor.app.messages import CodeSubmitted
 from tutor.app.screens.confirm import ConfirmScreen
 from tutor.app.screens.lesson_screen import LessonScreen
-from tutor.grading import describe_error, grade, request_for
-from tutor.safe_text import clip, inert
-from tutor.session import code_run_passed
+from tutor.app.widgets.result_panel import ResultPanel
+from tutor.progress.store import AttemptKind
+from tutor.safe_text import inert
+from tutor.tutoring.reports import RunReport
+from tutor.tutoring.states import Outcome
 from tutor.workspace import ensure_starter, read_exercise, reset_exercise
 
 
@@ -50,6 +51,7 @@ class ExerciseScreen(LessonScreen):
         self.hints_shown = 0
         self._clock = time.monotonic()
         self._last_saved = ""
+        self._hints: tuple[str, ...] = ()
 
     def compose(self) -> ComposeResult:
         number = [d.id for d in self.module.drills].index(self.drill.id) + 1
@@ -64,7 +66,7 @@ class ExerciseScreen(LessonScreen):
                                        "save re-runs the checks. ctrl+r re-runs them by hand."), id="file")
             yield TextArea("", id="editor", soft_wrap=False, show_line_numbers=True, tab_behavior="indent")
             yield Static("", id="status")
-            yield Static("", id="result")
+            yield ResultPanel(id="result")
             yield Static("", id="hints")
             yield Markdown("", id="explanation")
             yield Markdown("", id="solution")
@@ -81,9 +83,6 @@ class ExerciseScreen(LessonScreen):
         else:
             self.set_status("Write your solution and save (ctrl+s); the checks run on every save.")
         self.watch_file()
-
-    def set_status(self, message: str) -> None:
-        self.query_one("#status", Static).update(Text(message))
 
     def _load_file(self) -> None:
         try:
@@ -124,67 +123,29 @@ class ExerciseScreen(LessonScreen):
             self.set_status(str(exc))
             return
         self.set_status("Running the checks in the sandbox…")
-        self.run_checks(code)
+        self.post_message(CodeSubmitted(self.module_id, self.drill, code, time.monotonic() - self._clock,
+                                        AttemptKind.EXERCISE))
 
-    @work(exclusive=True, group="sandbox", exit_on_error=False)
-    async def run_checks(self, code: str) -> None:
-        seconds = time.monotonic() - self._clock
-        try:
-            result = await self.app.sandbox.run(request_for(self.drill, code))
-            outcome = grade(self.drill, {}, result)
-            self._show(code, outcome, seconds)
-        except Exception as exc:  # noqa: BLE001 - a message, never a traceback
-            self.set_status(f"Something went wrong running the checks: {type(exc).__name__}: {exc}")
+    def current_hints(self) -> tuple[str, ...]:
+        """The first failing test's own hints come first, once a run has said which test fails."""
+        return self._hints or tuple(self.drill.hints)
 
-    def _show(self, code: str, outcome, seconds: float) -> None:
-        result_widget = self.query_one("#result", Static)
-        result = outcome.result
-        parts: list = []
-        if not result.ok:
-            parts.append(Text(result.message, style="bold red"))
-            self.set_status("The run did not finish; fix the code and save again.")
+    def show(self, report: RunReport) -> None:
+        if report.hints and report.hints != self._hints:
+            self._hints, self.hints_shown = report.hints, 0
+        if report.outcome == Outcome.SOLVED:
+            self._show_solution()
+        if report.outcome == Outcome.NOT_FINISHED:
+            self.set_status(f"{report.not_recorded} Fix the code and save again.")
         else:
-            unlocked = self.app.session.record_code_run(self.module_id, self.drill, code, outcome, seconds,
-                                                        "exercise")
-            if code_run_passed(outcome):
-                parts.append(Text("All checks pass ✓", style="bold green"))
-                self.set_status("Solved ✓  The reference solution and the explanation are below. ctrl+n: next.")
-                self._show_solution()
-            else:
-                parts.append(self._first_failure(outcome))
-                self.set_status("Not yet: fix the first failing check, then save.")
-            self.app.announce_unlocked(unlocked)
-        if result.output.strip():
-            parts.append(Text("Output:", style="bold"))
-            parts.append(Text(clip(result.output.rstrip("\n"), 3000)))
-        result_widget.update(Group(*parts))
-        result_widget.scroll_visible()
+            self.set_status(STATUS.get(report.outcome, "Not yet: fix the first failing check, then save."))
         self._clock = time.monotonic()
-
-    def _first_failure(self, outcome) -> Group:
-        if outcome.error is not None:
-            return Group(Text.assemble(("Your code raised ", "bold red"), inert(describe_error(outcome.error))))
-        for rule in outcome.fence:
-            return Group(Text(f"Fence rule broken: {inert(rule)}", style="bold red"))
-        obs = outcome.result.observation
-        detail, line_no = (obs.check_message, obs.check_line) if obs else ("", None)
-        lines = self.drill.check.splitlines()
-        parts = [Text("First failing check:", style="bold red")]
-        if line_no and 0 < line_no <= len(lines):
-            parts.append(Syntax(lines[line_no - 1].strip(), "python", theme="ansi_dark",
-                                background_color="default"))
-        if detail:
-            parts.append(Text(inert(detail)))
-        return Group(*parts)
 
     def _show_solution(self) -> None:
         explanation = self.query_one("#explanation", Markdown)
         explanation.update("### Why\n\n" + inert(self.drill.explanation))
         explanation.add_class("-shown")
-        solution = self.query_one("#solution", Markdown)
-        solution.update("### The reference solution\n\n```python\n" + inert(self.drill.solution.rstrip("\n"))
-                        + "\n```")
-        solution.add_class("-shown")
+        self.show_solution("The reference solution")
 
     # ---------------------------------------------------------------- actions
 
@@ -231,3 +192,9 @@ class ExerciseScreen(LessonScreen):
 
         self.app.push_screen(ConfirmScreen("Restore the starter file? Your current version is kept beside it."),
                              done)
+
+
+STATUS = {
+    Outcome.SOLVED: "Solved ✓  The reference solution and the explanation are below. ctrl+n: next.",
+    Outcome.CHECK_FAILS: "Not yet: fix the first failing check, then save.",
+}

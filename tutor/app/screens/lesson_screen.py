@@ -1,12 +1,17 @@
-"""What the drill and exercise screens share: moving through a module and tiered hints."""
+"""What the drill and exercise screens share: running an action, moving through a module, hints."""
 
 from __future__ import annotations
 
 from rich.text import Text
+from textual import on, work
 from textual.screen import Screen
-from textual.widgets import Static
+from textual.widgets import Markdown, Static
 
+from tutor.app.messages import Reported, Submitted
+from tutor.app.widgets.result_panel import ResultPanel, rich_line
 from tutor.safe_text import inert
+from tutor.tutoring.presentation import hint_line
+from tutor.tutoring.reports import RunReport
 
 
 class LessonScreen(Screen):
@@ -15,16 +20,62 @@ class LessonScreen(Screen):
     module_id: str
     hints_shown: int = 0
 
+    def set_status(self, message: str, running: bool = False) -> None:
+        status = self.query_one("#status", Static)
+        status.update(Text(message))
+        status.set_class(running, "-running")
+
+    @on(Submitted)
+    def _submitted(self, message: Submitted) -> None:
+        message.stop()
+        self._perform(message)
+
+    @work(exclusive=True, group="sandbox", exit_on_error=False)
+    async def _perform(self, message: Submitted) -> None:
+        """Run one action through the service; a worker of this screen, so leaving the screen stops it."""
+        try:
+            report = await message.perform(self.app.tutoring)
+        except Exception as exc:  # noqa: BLE001 - the learner sees a message, never a traceback
+            self.set_status(f"Something went wrong running this: {type(exc).__name__}: {exc}")
+            self.after_failure()
+            return
+        self.post_message(Reported(report))
+
+    def after_failure(self) -> None:
+        """After an action could not be run at all (subclasses reset what they were doing)."""
+
+    @on(Reported)
+    def _reported(self, message: Reported) -> None:
+        if isinstance(message.report, RunReport):  # it bubbles on to the app, which announces unlocks
+            panel = self.query_one("#result", ResultPanel)
+            panel.show_report(message.report, self.heading(message.report))
+            panel.scroll_visible()
+            self.show(message.report)
+
+    def heading(self, report: RunReport) -> str:
+        return ""
+
+    def show(self, report: RunReport) -> None:
+        """What else a report changes on this screen (the status, the explanation, the solution)."""
+
+    def show_solution(self, heading: str) -> None:
+        solution = self.query_one("#solution", Markdown)
+        solution.update(f"### {heading}\n\n```python\n" + inert(self.drill.solution.rstrip("\n")) + "\n```")
+        solution.add_class("-shown")
+
+    def current_hints(self) -> tuple[str, ...]:
+        return tuple(self.drill.hints)
+
     def action_hint(self) -> None:
-        hints = self.drill.hints
+        hints = self.current_hints()
         if self.hints_shown >= len(hints):
             self.notify("No more hints here: run it and read the explanation.", timeout=4)
             return
         self.hints_shown += 1
         text = Text()
-        for i, hint in enumerate(hints[: self.hints_shown], start=1):
-            text.append(f"Hint {i}/{len(hints)}: ", style="bold")
-            text.append(inert(hint) + "\n")
+        for number in range(1, self.hints_shown + 1):
+            text.append_text(rich_line(hint_line(hints, number)))
+            text.append("\n")
         widget = self.query_one("#hints", Static)
         widget.update(text)
         widget.add_class("-shown")

@@ -10,9 +10,11 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Markdown, Static
 
-from tutor.judge import AnswerError, parse_answer
+from tutor.judge import AnswerError
 from tutor.safe_text import inert
 from tutor.session import PLACEMENT_PASS
+from tutor.tutoring.presentation import option_lines
+from tutor.tutoring.reports import PlacementAnswer
 
 
 class PlacementScreen(Screen):
@@ -23,7 +25,7 @@ class PlacementScreen(Screen):
         self.module_id = module_id
         self.questions = self.app.session.placement_set(module_id)
         self.index = 0
-        self.results: list = []
+        self.results: list[PlacementAnswer] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -45,8 +47,7 @@ class PlacementScreen(Screen):
             f"Test out of the prerequisites of {self.module_id} {inert(slot.title)} — question "
             f"{self.index + 1}/{len(self.questions)} (from module {module_id})"))
         self.query_one("#question", Markdown).update(inert(check.question))
-        self.query_one("#options", Static).update(Text("\n".join(
-            f"  {chr(ord('a') + i)}) {inert(o)}" for i, o in enumerate(check.options))))
+        self.query_one("#options", Static).update(Text("\n".join(option_lines(check.options, "  "))))
         answer = self.query_one("#answer", Input)
         answer.value = ""
         answer.focus()
@@ -54,26 +55,24 @@ class PlacementScreen(Screen):
             f"Answer {PLACEMENT_PASS:.0%} right to open the module directly. Escape gives up."))
 
     @on(Input.Submitted, "#answer")
-    def submit(self, event: Input.Submitted) -> None:
+    async def submit(self, event: Input.Submitted) -> None:
         module_id, check = self.questions[self.index]
         try:
-            chosen = parse_answer("choice", event.value, check.options)
+            answer = self.app.tutoring.read_placement_answer(module_id, check, event.value)
         except AnswerError as exc:
             self.query_one("#status", Static).update(Text(str(exc)))
             return
-        self.results.append((module_id, check, chosen == check.correct))
+        self.results.append(answer)
         if self.index + 1 < len(self.questions):
             self.index += 1
             self.show_question()
             return
-        passed, unlocked = self.app.session.record_placement(self.module_id, self.results)
-        right = sum(ok for _, _, ok in self.results)
-        if passed:
-            self.app.notify(f"{right}/{len(self.results)} right: module {self.module_id} is open.",
+        report = await self.app.tutoring.take_placement(self.module_id, self.results)
+        self.app.pop_screen()
+        if report.passed:
+            self.app.notify(f"{report.right}/{report.total} right: module {self.module_id} is open.",
                             title="Tested out", timeout=8)
-            self.app.pop_screen()
             self.app.open_module(self.module_id)
         else:
-            self.app.notify(f"{right}/{len(self.results)} right — not enough to skip ahead this time. "
+            self.app.notify(f"{report.right}/{report.total} right — not enough to skip ahead this time. "
                             "The modules before it will get you there.", severity="warning", timeout=8)
-            self.app.pop_screen()

@@ -11,7 +11,16 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
+from tutor.progress.review import DueItem
 from tutor.safe_text import inert
+
+
+class DueOption(Option):
+    """A due item in the list; it carries the item itself, not an id to parse back."""
+
+    def __init__(self, label: Text, due: DueItem):
+        super().__init__(label)
+        self.due = due
 
 
 def _ago(due: datetime) -> str:
@@ -48,7 +57,7 @@ class ReviewScreen(Screen):
             slot = session.slot(item.module)
             label = Text.assemble((f"{item.module} ", "bold"), inert(slot.title), f" — {what} ",
                                   (inert(item.item), "italic"), (f"  {_ago(item.due)}", "dim"))
-            listing.add_option(Option(label, id=f"{item.module}/{item.item}"))
+            listing.add_option(DueOption(label, item))
         summary = self.query_one("#review-summary", Static)
         if due:
             summary.update(Text(f"{len(due)} item(s) due. Enter opens one; it is rated by how you do, "
@@ -61,17 +70,15 @@ class ReviewScreen(Screen):
                                 " Missed drills and self-check questions come back here."))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self._open(event.option.id)
+        self._open(event.option)
 
     def action_open(self) -> None:
-        option = self.query_one("#due", OptionList).highlighted_option
-        if option is not None:
-            self._open(option.id)
+        self._open(self.query_one("#due", OptionList).highlighted_option)
 
-    def _open(self, key: str | None) -> None:
-        if not key:
+    def _open(self, option: Option | None) -> None:
+        if not isinstance(option, DueOption):
             return
-        module_id, item = key.split("/", 1)
+        module_id, item = option.due.module, option.due.item
         module = self.app.session.module(module_id)
         if module.drill(item) is not None:
             self.app.open_item(module_id, item)

@@ -8,13 +8,21 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.containers import Horizontal
 from textual.widgets import Button, Footer, Header, Input, Markdown, Static
 
-from tutor.review import SELF_RATING_WORDS
+from tutor.progress.review import SELF_RATING_WORDS
 from tutor.safe_text import inert
+from tutor.tutoring.presentation import option_lines, self_check_verdict
+
+
+class RatingButton(Button):
+    """One of the self-ratings (1 missed it .. 4 easy) offered after a free-text answer."""
+
+    def __init__(self, rating: int, word: str, **kwargs):
+        super().__init__(f"{rating} {word}", **kwargs)
+        self.rating = rating
 
 
 class SelfCheckScreen(Screen):
@@ -39,6 +47,7 @@ class SelfCheckScreen(Screen):
         self.index = index if index is not None else (unanswered[0] if unanswered else 0)
         self._clock = time.monotonic()
         self.awaiting_rating = False
+        self._answer_seconds = 0.0
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -52,7 +61,7 @@ class SelfCheckScreen(Screen):
             yield Markdown("", id="model-answer")
             with Horizontal(id="rating"):
                 for number, word in SELF_RATING_WORDS.items():
-                    yield Button(f"{number} {word}", id=f"rate-{number}")
+                    yield RatingButton(number, word, id=f"rate-{number}")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -69,8 +78,7 @@ class SelfCheckScreen(Screen):
         self.query_one("#where", Static).update(
             Text(f"{self.module_id} · {inert(slot.title)} — self-check {self.index + 1}/{total}"))
         self.query_one("#question", Markdown).update(inert(check.question))
-        options = "\n".join(f"  {chr(ord('a') + i)}) {inert(o)}" for i, o in enumerate(check.options))
-        self.query_one("#options", Static).update(Text(options))
+        self.query_one("#options", Static).update(Text("\n".join(option_lines(check.options, "  "))))
         answer = self.query_one("#answer", Input)
         answer.value = ""
         answer.placeholder = ("Your answer: a letter" if check.is_choice
@@ -91,43 +99,32 @@ class SelfCheckScreen(Screen):
         self.query_one("#status", Static).update(Text(message))
 
     @on(Input.Submitted, "#answer")
-    def submit(self, event: Input.Submitted) -> None:
+    async def submit(self, event: Input.Submitted) -> None:
         seconds = time.monotonic() - self._clock
-        result, unlocked = self.app.session.answer_self_check(self.module_id, self.check, event.value, seconds)
+        report = await self.app.tutoring.answer_self_check(self.module_id, self.check, event.value, seconds)
         problem = self.query_one("#problem", Static)
-        if result.problem:
-            problem.update(Text(result.problem))
-            problem.add_class("-shown")
+        problem.update(Text(report.problem))
+        problem.set_class(bool(report.problem), "-shown")
+        if report.problem:
             return
-        problem.update("")
-        problem.remove_class("-shown")
-        check = self.check
-        if result.correct is True:
-            verdict = "Right."
-        elif result.correct is False:
-            right = f"{chr(ord('a') + check.correct)}) {check.options[check.correct]}"
-            verdict = f"Not quite: the answer is {right}."
-        else:
-            verdict = "Compare your answer with the model answer below."
         model = self.query_one("#model-answer", Markdown)
-        model.update(f"### {verdict}\n\n" + inert(check.answer))
+        model.update(f"### {self_check_verdict(report.correct, report.right_answer)}\n\n" + inert(report.model_answer))
         model.add_class("-shown")
-        if result.correct is None:  # free text: only the learner can compare with the model answer
+        self.app.announce_unlocked(report.unlocked)
+        if report.needs_rating:  # free text: only the learner can compare with the model answer
             self.awaiting_rating = True
             self._answer_seconds = seconds
             self.query_one("#rating").add_class("-shown")
             self.query_one("#rate-3", Button).focus()
             self.set_status("How did your answer compare? Press 1 (missed it) to 4 (easy).")
-            self.app.announce_unlocked(unlocked)
             return
         last = self.index + 1 == len(self.module.self_checks)
-        if self.module_id in self.app.session.progress.done:
+        if report.module_done:
             self.set_status(f"Module {self.module_id} is done ✓  ctrl+n returns to the map.")
         elif last:
             self.set_status("That was the last question. ctrl+n returns to the map.")
         else:
             self.set_status("ctrl+n for the next question.")
-        self.app.announce_unlocked(unlocked)
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "rate":
@@ -137,7 +134,7 @@ class SelfCheckScreen(Screen):
     def action_rate(self, rating: int) -> None:
         if not self.awaiting_rating:
             return
-        self.app.session.rate_self_check(self.module_id, self.check, rating, getattr(self, "_answer_seconds", 0.0))
+        self.app.tutoring.rate_self_check(self.module_id, self.check, rating, self._answer_seconds)
         self.awaiting_rating = False
         self.query_one("#rating").remove_class("-shown")
         last = self.index + 1 == len(self.module.self_checks)
@@ -147,8 +144,8 @@ class SelfCheckScreen(Screen):
             self.set_status("Noted. " + ("ctrl+n returns to the map." if last else "ctrl+n for the next question."))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id and event.button.id.startswith("rate-"):
-            self.action_rate(int(event.button.id.split("-")[1]))
+        if isinstance(event.button, RatingButton):
+            self.action_rate(event.button.rating)
 
     def action_next(self) -> None:
         if self.index + 1 < len(self.module.self_checks):

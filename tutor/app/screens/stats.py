@@ -11,7 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from tutor.app.widgets.daily_chart import DailyChart
-from tutor.progress.stats import DAYS, compute, format_duration, history_line
+from tutor.progress.stats import DAYS, format_duration, history_line
 from tutor.safe_text import inert
 
 
@@ -27,7 +27,7 @@ class StatsScreen(Screen):
 
     def compose(self) -> ComposeResult:
         session = self.app.session
-        stats = compute(session.course, session.store.attempts())
+        stats = session.stats()
         yield Header()
         with VerticalScroll():
             yield Static(Text.assemble(("Time spent: ", "bold"), format_duration(stats.total_seconds),

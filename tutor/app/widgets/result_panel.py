@@ -1,20 +1,47 @@
-"""Prediction beside observation, the first divergence, the check and the output."""
+"""A run's report, drawn with Rich: the presenter's blocks in colour (see ``tutor.tutoring.presentation``)."""
 
 from __future__ import annotations
 
 from rich.console import Group
+from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from tutor.grading import DrillOutcome, describe_error
-from tutor.safe_text import clip, inert
+from tutor.tutoring.presentation import AskTable, Block, Line, Tone, run_blocks
+from tutor.tutoring.reports import RunReport
 
-OUTPUT_SHOWN = 4000
+STYLES = {
+    Tone.PLAIN: "", Tone.STRONG: "bold", Tone.GOOD: "green", Tone.BAD: "bold red",
+    Tone.DIVERGENCE: "bold yellow", Tone.MISCONCEPTION: "bold magenta", Tone.DIM: "dim", Tone.OUTPUT: "",
+}
+
+
+def rich_line(block: Line) -> Text | Syntax:
+    if block.spans and block.spans[0].tone == Tone.CODE:
+        return Syntax(block.text, "python", theme="ansi_dark", background_color="default")
+    # Text.assemble, never markup: the spans are lesson and snippet text
+    return Text.assemble(*((span.text, STYLES[span.tone]) for span in block.spans))
+
+
+def rich_table(block: AskTable) -> Table:
+    table = Table(expand=True, show_edge=False, pad_edge=False)
+    table.add_column("prediction", ratio=3)
+    table.add_column("you said" if block.graded else "your last answer", ratio=2)
+    table.add_column("observed", ratio=2)
+    table.add_column("", width=2)
+    for question, said, observed, correct in block.rows:
+        mark = Text("✓", style="green") if correct else Text("✗", style="red")
+        table.add_row(Text(question), Text(said or "—"), Text(observed or "—"), mark)
+    return table
+
+
+def rich_blocks(blocks: list[Block]) -> Group:
+    return Group(*(rich_table(b) if isinstance(b, AskTable) else rich_line(b) for b in blocks))
 
 
 class ResultPanel(Static):
-    """Shows one run's outcome. Every string from the snippet is rendered as inert text."""
+    """Shows one run's report."""
 
     DEFAULT_CSS = """
     ResultPanel {
@@ -28,48 +55,8 @@ class ResultPanel(Static):
     }
     """
 
-    def show_outcome(self, outcome: DrillOutcome, heading: str, graded: bool = True) -> None:
-        parts: list = [Text(heading, style="bold")]
-        result = outcome.result
-        if not result.ok:
-            parts.append(Text(result.message, style="bold red"))
-        else:
-            if outcome.compile_error is not None:  # the cause first: no ask below was evaluated
-                parts.append(Text.assemble(("The code did not compile: ", "bold red"),
-                                           inert(describe_error(outcome.compile_error))))
-            table = Table(expand=True, show_edge=False, pad_edge=False)
-            table.add_column("prediction", ratio=3)
-            table.add_column("you said" if graded else "your last answer", ratio=2)
-            table.add_column("observed", ratio=2)
-            table.add_column("", width=2)
-            for a in outcome.asks:
-                given = a.verdict.given if a.verdict and a.verdict.given else a.answer
-                observed = a.verdict.observed if a.verdict and a.verdict.observed else a.problem
-                mark = Text("✓", style="green") if a.correct else Text("✗", style="red")
-                table.add_row(Text(inert(a.ask.question)), Text(inert(given or "—")),
-                              Text(inert(observed or "—")), mark)
-            parts.append(table)
-            divergence = outcome.first_divergence()
-            if divergence and graded and outcome.compile_error is None:
-                parts.append(Text.assemble(("First divergence: ", "bold yellow"), inert(divergence)))
-            for a in outcome.asks:
-                if a.verdict and a.verdict.misconception and graded:
-                    parts.append(Text.assemble(("That answer reveals a common misconception: ", "bold magenta"),
-                                               inert(a.verdict.misconception)))
-            if outcome.error is not None and outcome.compile_error is None:
-                parts.append(Text.assemble(("Raised: ", "bold"), inert(describe_error(outcome.error))))
-            if outcome.check != "skipped":
-                style = "green" if outcome.check == "passed" else "red"
-                message = f" — {outcome.check_message}" if outcome.check != "passed" else ""
-                parts.append(Text.assemble(("Check: ", "bold"), (outcome.check, style), inert(message)))
-            for rule in outcome.fence:
-                parts.append(Text(f"Fence rule broken: {inert(rule)}", style="bold red"))
-        if result.output.strip():
-            parts.append(Text("Output:", style="bold"))
-            parts.append(Text(clip(result.output.rstrip("\n"), OUTPUT_SHOWN)))
-            if result.output_truncated:
-                parts.append(Text(f"… {result.output_truncated:,} more bytes of output were not kept", style="dim"))
-        self.update(Group(*parts))
+    def show_report(self, report: RunReport, heading: str = "") -> None:
+        self.update(rich_blocks(run_blocks(report, heading)))
         self.add_class("-shown")
 
     def clear(self) -> None:

@@ -9,7 +9,6 @@ the model answer, so they rate themselves.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable
@@ -97,7 +96,3 @@ class ReviewQueue:
         if current is None or (incoming.last_review or datetime.min.replace(tzinfo=timezone.utc)) > (
                 current.last_review or datetime.min.replace(tzinfo=timezone.utc)):
             self.store.save_card(module, item, kind, incoming.to_json())
-
-
-def card_summary(card: Card) -> dict:
-    return json.loads(card.to_json())

@@ -1,0 +1,185 @@
+"""One presenter: a report becomes neutral blocks (lines of toned spans, and a table).
+
+The Rich/Textual rendering (``tutor.app.widgets.report_view``) and the plain-text
+rendering (:func:`plain_lines`, used by plain mode) both draw these blocks, so what
+a result says — its wording, its order, what is inert — is decided here once. Every
+string from a lesson or a snippet passes through ``inert`` on its way in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from tutor.course.lab_fields import CHECK_TEST
+from tutor.judge import labs, option_label
+from tutor.progress.store import AttemptKind
+from tutor.safe_text import clip, inert
+from tutor.tutoring.reports import RunReport
+from tutor.tutoring.states import CheckStatus, Outcome
+
+OUTPUT_SHOWN = 4000
+
+
+class Tone(StrEnum):
+    PLAIN = "plain"
+    STRONG = "strong"  # a label or a heading
+    GOOD = "good"
+    BAD = "bad"
+    DIVERGENCE = "divergence"
+    MISCONCEPTION = "misconception"
+    DIM = "dim"
+    CODE = "code"  # a line of Python
+    OUTPUT = "output"  # what the snippet printed
+
+
+@dataclass(frozen=True)
+class Span:
+    text: str
+    tone: Tone = Tone.PLAIN
+
+
+@dataclass(frozen=True)
+class Line:
+    spans: tuple[Span, ...]
+
+    @property
+    def text(self) -> str:
+        return "".join(s.text for s in self.spans)
+
+
+@dataclass(frozen=True)
+class AskTable:
+    """Predictions beside observations; ``graded`` False shows an experiment against the last answers."""
+
+    rows: tuple[tuple[str, str, str, bool], ...]  # question, said, observed, correct
+    graded: bool
+
+
+Block = Line | AskTable
+
+
+def line(*parts: str | tuple[str, Tone]) -> Line:
+    return Line(tuple(Span(p) if isinstance(p, str) else Span(*p) for p in parts))
+
+
+# ---------------------------------------------------------------- small shared pieces
+
+
+def option_lines(options: tuple[str, ...], indent: str = "   ") -> list[str]:
+    """A question's options as they are listed everywhere: "   b) a copy"."""
+    return [indent + option_label(i, inert(o)) for i, o in enumerate(options)]
+
+
+def hint_line(hints: tuple[str, ...] | list[str], number: int) -> Line:
+    """Hint ``number`` (from 1) of a drill's tiers."""
+    return line((f"Hint {number}/{len(hints)}: ", Tone.STRONG), inert(hints[number - 1]))
+
+
+def self_check_verdict(correct: bool | None, right_answer: str) -> str:
+    if correct is True:
+        return "Right."
+    if correct is False:
+        return f"Not quite: the answer is {inert(right_answer)}."
+    return "Compare your answer with the model answer below."
+
+
+# ---------------------------------------------------------------- a run's report
+
+
+def run_blocks(report: RunReport, heading: str = "") -> list[Block]:
+    """Everything a run's report shows, in order."""
+    blocks: list[Block] = [line((heading, Tone.STRONG))] if heading else []
+    if report.status is None:
+        return blocks
+    if not report.finished:
+        blocks.append(line((report.message, Tone.BAD)))
+    elif report.kind == AttemptKind.EXERCISE:
+        blocks.extend(_lab_blocks(report))
+    else:
+        blocks.extend(_drill_blocks(report))
+    blocks.extend(_output_blocks(report))
+    return blocks
+
+
+def _drill_blocks(report: RunReport) -> list[Block]:
+    blocks: list[Block] = []
+    if report.compile_error:  # the cause first: no ask below was evaluated
+        blocks.append(line(("The code did not compile: ", Tone.BAD), inert(report.compile_error)))
+    if report.rows:
+        blocks.append(AskTable(tuple((inert(r.question), inert(r.said), inert(r.observed), r.correct)
+                                     for r in report.rows), report.graded))
+    if report.graded and report.divergence:
+        blocks.append(line(("First divergence: ", Tone.DIVERGENCE), inert(report.divergence)))
+    blocks.extend(_misconception_blocks(report))
+    if report.error:
+        blocks.append(line(("Raised: ", Tone.STRONG), inert(report.error)))
+    if report.check != CheckStatus.SKIPPED:
+        passed = report.check == CheckStatus.PASSED
+        message = "" if passed else f" — {inert(report.check_message)}"
+        blocks.append(line(("Check: ", Tone.STRONG), (str(report.check), Tone.GOOD if passed else Tone.BAD), message))
+    blocks.extend(_fence_blocks(report))
+    return blocks
+
+
+def _misconception_blocks(report: RunReport) -> list[Block]:
+    return [line(("That answer reveals a common misconception: ", Tone.MISCONCEPTION), inert(m))
+            for m in report.misconceptions]
+
+
+def _lab_blocks(report: RunReport) -> list[Block]:
+    """A lab: all tests pass, or the first thing to fix (what the code raised, a rule, a failing test)."""
+    tally = [line((labs.summary(list(report.tests)), Tone.DIM))] if len(report.tests) > 1 else []
+    if report.outcome == Outcome.SOLVED:
+        return [line(("All checks pass ✓", Tone.GOOD))] + tally
+    if report.compile_error:
+        return [line(("Your code did not compile: ", Tone.BAD), inert(report.compile_error))]
+    if report.error:
+        return [line(("Your code raised ", Tone.BAD), inert(report.error))] + _misconception_blocks(report)
+    if report.fence:
+        return _fence_blocks(report)[:1]
+    blocks: list[Block] = [line(("First failing check:", Tone.BAD))]
+    failure = report.first_failure
+    if failure is not None:
+        if failure.name != CHECK_TEST:
+            blocks.append(line(("Test: ", Tone.STRONG), inert(failure.name)))
+        if failure.source:
+            blocks.append(line((inert(failure.source), Tone.CODE)))
+        if failure.message:
+            blocks.append(line(inert(failure.message)))
+    elif report.check_message:
+        blocks.append(line(inert(report.check_message)))
+    return blocks + _misconception_blocks(report) + tally
+
+
+def _fence_blocks(report: RunReport) -> list[Block]:
+    return [line((f"Fence rule broken: {inert(rule)}", Tone.BAD)) for rule in report.fence]
+
+
+def _output_blocks(report: RunReport) -> list[Block]:
+    if not report.output.strip():
+        return []
+    shown = clip(report.output.rstrip("\n"), OUTPUT_SHOWN)
+    blocks: list[Block] = [line(("Output:", Tone.STRONG)), line((shown, Tone.OUTPUT))]
+    if report.output_truncated:
+        blocks.append(line((f"… {report.output_truncated:,} more bytes of output were not kept", Tone.DIM)))
+    return blocks
+
+
+# ---------------------------------------------------------------- plain text
+
+
+def plain_lines(blocks: list[Block]) -> list[str]:
+    """The blocks as plain text: a table becomes one line per prediction."""
+    out: list[str] = []
+    for block in blocks:
+        if isinstance(block, AskTable):
+            for question, said, observed, correct in block.rows:
+                mark = "✓ right" if correct else "✗ wrong"
+                what = "you said" if block.graded else "your last answer"
+                out.append(f"- {question}: {what} {said or '—'}; observed {observed or '—'} — {mark}")
+        elif block.spans and block.spans[0].tone in (Tone.CODE, Tone.OUTPUT):
+            out.extend("    " + text for text in block.text.splitlines())
+        else:
+            out.append(block.text)
+    return out

@@ -1,0 +1,126 @@
+"""What each learner action reports back: presentation-neutral, the same for every front end.
+
+A report says what the learner said (as it was read), what the sandbox observed,
+the first divergence, the misconception, the check and each named test, what was
+recorded in the profile and what that unlocked. The front ends (the TUI, plain mode)
+render it (see :mod:`tutor.tutoring.presentation`); none of them decides anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tutor.judge.labs import LabTestResult
+from tutor.progress.store import AttemptKind
+from tutor.tutoring.states import CheckStatus, Outcome, RunStatus
+
+# The policy, written once: what is not recorded, and why.
+NOT_RECORDED_UNFINISHED = "The run did not finish, so nothing was recorded."
+NOT_RECORDED_UNREADABLE = "Some answers could not be read, so nothing was run and nothing was recorded."
+NOT_RECORDED_OFF = "Recording is off (an author's check), so nothing was recorded."
+
+
+@dataclass(frozen=True)
+class ModuleRef:
+    id: str
+    title: str
+
+
+@dataclass(frozen=True)
+class AskRow:
+    """One prediction beside its observation."""
+
+    key: str
+    question: str
+    said: str  # as the judge understood it (canonical spelling), else as typed
+    observed: str  # the observation in the same spelling, or why it could not be observed
+    correct: bool
+    misconception: str = ""
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What the service wrote to the profile for this action."""
+
+    kind: AttemptKind
+    correct: bool
+    reviewed: bool = False  # a spaced-review card was rated by this attempt
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """A prediction, an experiment, a repair or a lab check: one run in the sandbox, judged."""
+
+    module_id: str
+    drill_id: str
+    kind: AttemptKind
+    outcome: Outcome
+    said: dict[str, str] = field(default_factory=dict)  # typed answers by ask key; or {"code": ...}
+    problems: dict[str, str] = field(default_factory=dict)  # answers that could not be read, by ask key
+    status: RunStatus | None = None  # None: nothing was run
+    message: str = ""  # why the run did not finish
+    rows: tuple[AskRow, ...] = ()
+    graded: bool = True  # rows judge this run's prediction (an experiment shows the last answers instead)
+    divergence: str = ""
+    compile_error: str = ""  # the code did not compile (described): the cause of everything else, said first
+    error: str = ""  # what the code raised, described
+    check: CheckStatus = CheckStatus.SKIPPED
+    check_message: str = ""
+    fence: tuple[str, ...] = ()
+    tests: tuple[LabTestResult, ...] = ()  # a lab's named tests, in order (a lab's `check:` is the test "check")
+    submission_misconception: str = ""  # a lab: the learner's file is a listed wrong submission
+    hints: tuple[str, ...] = ()  # a lab: the first failing test's own hints, then the lab's
+    output: str = ""
+    output_truncated: int = 0
+    recorded: Recorded | None = None
+    not_recorded: str = ""  # the policy's reason when nothing was recorded
+    unlocked: tuple[ModuleRef, ...] = ()
+    drill_done: bool = False  # after this action
+
+    @property
+    def finished(self) -> bool:
+        return self.status == RunStatus.OK
+
+    @property
+    def misconceptions(self) -> tuple[str, ...]:
+        revealed = tuple(r.misconception for r in self.rows if r.misconception) if self.graded else ()
+        return revealed + ((self.submission_misconception,) if self.submission_misconception else ())
+
+    @property
+    def first_failure(self) -> LabTestResult | None:
+        return next((t for t in self.tests if not t.passed), None)
+
+
+@dataclass(frozen=True)
+class SelfCheckReport:
+    module_id: str
+    check_id: str
+    said: str
+    problem: str = ""  # a multiple-choice answer that could not be read: nothing recorded
+    correct: bool | None = None  # None for free text: the learner compares with the model answer
+    right_answer: str = ""  # the right option, labelled, for a multiple-choice question
+    model_answer: str = ""
+    needs_rating: bool = False  # free text: the learner rates themselves next
+    recorded: Recorded | None = None
+    unlocked: tuple[ModuleRef, ...] = ()
+    module_done: bool = False
+
+
+@dataclass(frozen=True)
+class PlacementAnswer:
+    """One placement question answered: its module, the question, the option chosen (read once)."""
+
+    module_id: str
+    check_id: str
+    chosen: int
+    correct: bool
+
+
+@dataclass(frozen=True)
+class PlacementReport:
+    module_id: str
+    right: int
+    total: int
+    passed: bool
+    tested_out: tuple[str, ...] = ()  # the prerequisites now marked as known
+    unlocked: tuple[ModuleRef, ...] = ()

@@ -1,0 +1,267 @@
+"""The tutoring service: every learner action, end to end, for every front end.
+
+Each use case reads what the learner said (once), runs it in the sandbox, grades
+it, decides what the profile records (and whether a spaced-review card is rated),
+and returns a report (:mod:`tutor.tutoring.reports`). The TUI, plain mode and
+``pytorch-tutor check`` (with recording off) all call this; none of them wires
+parse -> run -> grade -> record -> unlock itself. No Textual here.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Protocol
+
+from tutor.course.schema import Drill, SelfCheck
+from tutor.grading import DrillOutcome, describe_error, grade_read, read_answers, request_for
+from tutor.judge import AnswerError, ReadAnswer, labs, option_label, parse_answer
+from tutor.progress.review import SELF_RATINGS, rating_for
+from tutor.progress.store import Attempt, AttemptKind
+from tutor.sandbox.client import RunResult
+from tutor.sandbox.wire import RunRequest
+from tutor.session import PLACEMENT_PASS, Session
+from tutor.tutoring.reports import (NOT_RECORDED_OFF, NOT_RECORDED_UNFINISHED, NOT_RECORDED_UNREADABLE, AskRow,
+                                    ModuleRef, PlacementAnswer, PlacementReport, Recorded, RunReport,
+                                    SelfCheckReport)
+from tutor.tutoring.states import Outcome
+
+FREE_TEXT_EMPTY = "Write your answer first; then compare it with the model answer."
+
+
+class SandboxPort(Protocol):
+    """What the service needs from a sandbox (the real one, or a test's fake)."""
+
+    async def start(self) -> None: ...
+
+    async def run(self, request: RunRequest) -> RunResult: ...
+
+    async def close(self) -> None: ...
+
+
+class TutoringService:
+    """One learner's actions on one course; ``session=None`` turns recording off (an author's check)."""
+
+    def __init__(self, session: Session | None, sandbox: SandboxPort):
+        self.session = session
+        self.sandbox = sandbox
+
+    async def start(self) -> None:
+        """Warm the sandbox up (a front end does this at once, in the background)."""
+        await self.sandbox.start()
+
+    async def close(self) -> None:
+        """Stop the sandbox and everything it started."""
+        await self.sandbox.close()
+
+    # ---------------------------------------------------------------- reading what was said
+
+    @staticmethod
+    def read_answers(drill: Drill, texts: Mapping[str, str]) -> dict[str, ReadAnswer]:
+        """The learner's answers read once; a front end shows each unreadable one's problem."""
+        return read_answers(drill, texts)
+
+    async def observe(self, drill: Drill, code: str | None = None, said: Mapping[str, ReadAnswer] | None = None,
+                      files: Mapping[str, str] | None = None) -> DrillOutcome:
+        """Run ``drill`` (or the learner's ``code`` for it) and grade ``said`` against what was seen.
+
+        ``files``: a lab's other files and earlier stages by module name (see ``judge.labs``).
+        """
+        result = await self.sandbox.run(request_for(drill, code, files))
+        return grade_read(drill, said or read_answers(drill, {}), result)
+
+    # ---------------------------------------------------------------- drills
+
+    async def submit_prediction(self, module_id: str, drill: Drill, said: Mapping[str, ReadAnswer],
+                                seconds: float, confidence: int | None = None) -> RunReport:
+        """Predict, then observe: the drill is verified when every prediction matches."""
+        problems = {key: a.problem for key, a in said.items() if not a.readable}
+        texts = {key: a.text for key, a in said.items()}
+        if problems:
+            return RunReport(module_id, drill.id, AttemptKind.PREDICTION, Outcome.UNREADABLE, said=texts,
+                             problems=problems, not_recorded=NOT_RECORDED_UNREADABLE,
+                             drill_done=self._done(module_id, drill))
+        outcome = await self.observe(drill, None, said)
+        if not outcome.result.ok:
+            return self._report(module_id, drill, AttemptKind.PREDICTION, Outcome.NOT_FINISHED, texts, outcome)
+        correct = outcome.predictions_correct
+        recorded, unlocked = self._record_prediction(module_id, drill, texts, outcome, seconds, confidence)
+        if not correct:
+            verdict = Outcome.NOT_YET
+        elif drill.is_repair and not self._done(module_id, drill):
+            verdict = Outcome.SYMPTOM_FOUND
+        else:
+            verdict = Outcome.VERIFIED
+        return self._report(module_id, drill, AttemptKind.PREDICTION, verdict, texts, outcome, recorded, unlocked)
+
+    async def run_experiment(self, module_id: str, drill: Drill, code: str, seconds: float,
+                             last_said: Mapping[str, ReadAnswer] | None = None) -> RunReport:
+        """Change one thing and rerun: the last predictions are shown against the new observation."""
+        return await self._code_run(module_id, drill, code, seconds, AttemptKind.EXPERIMENT, last_said)
+
+    async def submit_repair(self, module_id: str, drill: Drill, code: str, seconds: float) -> RunReport:
+        """A repair drill's fix: repaired when it runs cleanly and its check passes."""
+        return await self._code_run(module_id, drill, code, seconds, AttemptKind.REPAIR)
+
+    async def check_lab(self, module_id: str, drill: Drill, code: str, seconds: float,
+                        files: Mapping[str, str] | None = None) -> RunReport:
+        """A lab's file (and its other ``files``) against its tests: solved when they all pass."""
+        return await self._code_run(module_id, drill, code, seconds, AttemptKind.EXERCISE, files=files)
+
+    async def _code_run(self, module_id: str, drill: Drill, code: str, seconds: float, kind: AttemptKind,
+                        last_said: Mapping[str, ReadAnswer] | None = None,
+                        files: Mapping[str, str] | None = None) -> RunReport:
+        outcome = await self.observe(drill, code, last_said, files)
+        said = {"code": code}
+        if not outcome.result.ok:
+            return self._report(module_id, drill, kind, Outcome.NOT_FINISHED, said, outcome)
+        passed = outcome.code_passes
+        recorded = None
+        unlocked: list[str] = []
+        if self.session is not None:
+            unlocked = self.session.record(Attempt(
+                module=module_id, item=drill.id, kind=kind, correct=passed, answers={"code": code},
+                observed=_observed(outcome), verdict={"check": str(outcome.check)}, seconds=seconds))
+            recorded = Recorded(kind, passed)
+        if kind == AttemptKind.EXPERIMENT:
+            verdict = Outcome.OBSERVED
+        elif not passed:
+            verdict = Outcome.CHECK_FAILS
+        elif kind == AttemptKind.EXERCISE:
+            verdict = Outcome.SOLVED
+        else:
+            verdict = Outcome.REPAIRED if self._done(module_id, drill) else Outcome.REPAIRED_PREDICT_NEXT
+        return self._report(module_id, drill, kind, verdict, said, outcome, recorded, unlocked)
+
+    def _record_prediction(self, module_id: str, drill: Drill, texts: dict[str, str], outcome: DrillOutcome,
+                           seconds: float, confidence: int | None) -> tuple[Recorded | None, list[str]]:
+        """A missed first try, or a try once the card is due, rates the drill's review card."""
+        if self.session is None:
+            return None, []
+        correct = outcome.predictions_correct
+        first_attempt = not self.session.attempted(module_id, drill.id)
+        review = self.session.review.is_due(module_id, drill.id) or (first_attempt and not correct)
+        unlocked = self.session.record(
+            Attempt(module=module_id, item=drill.id, kind=AttemptKind.PREDICTION, correct=correct, answers=texts,
+                    observed=_observed(outcome), verdict=_verdicts(outcome), seconds=seconds,
+                    confidence=confidence),
+            review_kind="drill" if review else None, rating=rating_for(correct, confidence, seconds))
+        return Recorded(AttemptKind.PREDICTION, correct, review), unlocked
+
+    def _report(self, module_id: str, drill: Drill, kind: AttemptKind, verdict: Outcome, said: dict[str, str],
+                outcome: DrillOutcome, recorded: Recorded | None = None, unlocked: list[str] = ()) -> RunReport:
+        result = outcome.result
+        finished = result.ok
+        compiled = outcome.compile_error if finished else None  # named: it is the cause, said first
+        not_recorded = ""
+        if not finished:
+            not_recorded = NOT_RECORDED_UNFINISHED
+        elif self.session is None:
+            not_recorded = NOT_RECORDED_OFF
+        return RunReport(
+            module_id, drill.id, kind, verdict, said=said, status=outcome.status,
+            message=result.message if not finished else "",
+            rows=tuple(_row(a) for a in outcome.asks) if finished else (),
+            graded=kind == AttemptKind.PREDICTION,
+            divergence=outcome.first_divergence() if finished and compiled is None else "",
+            compile_error=describe_error(compiled) if compiled is not None else "",
+            error=describe_error(outcome.error) if outcome.error is not None and compiled is None else "",
+            check=outcome.check, check_message=outcome.check_message, fence=tuple(outcome.fence),
+            tests=tuple(outcome.tests), submission_misconception=outcome.misconception,
+            hints=labs.failing_hints(drill, outcome.tests) if outcome.tests else (),
+            output=result.output, output_truncated=result.output_truncated,
+            recorded=recorded, not_recorded=not_recorded, unlocked=self._refs(unlocked),
+            drill_done=self._done(module_id, drill))
+
+    def _done(self, module_id: str, drill: Drill) -> bool:
+        return self.session is not None and self.session.drill_done(module_id, drill.id)
+
+    def _refs(self, module_ids) -> tuple[ModuleRef, ...]:
+        if self.session is None:
+            return ()
+        return tuple(ModuleRef(m, slot.title if (slot := self.session.slot(m)) else m) for m in module_ids)
+
+    # ---------------------------------------------------------------- self-check and placement
+
+    async def answer_self_check(self, module_id: str, check: SelfCheck, answer: str, seconds: float,
+                                confidence: int | None = None) -> SelfCheckReport:
+        """Judge a multiple-choice answer, or take a free-text one for the learner to compare and rate."""
+        right = option_label(check.correct, check.options[check.correct]) if check.is_choice else ""
+        if check.is_choice:
+            try:
+                correct: bool | None = parse_answer("choice", answer, check.options) == check.correct
+            except AnswerError as exc:
+                return SelfCheckReport(module_id, check.id, answer, problem=str(exc))
+        elif not answer.strip():
+            return SelfCheckReport(module_id, check.id, answer, problem=FREE_TEXT_EMPTY)
+        else:
+            correct = None
+        recorded, unlocked, done = None, [], False
+        if self.session is not None:
+            session = self.session
+            review = correct is not None and session.reviewable(module_id, check.id)
+            unlocked = session.record(
+                Attempt(module=module_id, item=check.id, kind=AttemptKind.SELF_CHECK, correct=bool(correct),
+                        answers={"answer": answer}, verdict={"correct": correct}, seconds=seconds,
+                        confidence=confidence),
+                review_kind="self_check" if review else None,
+                rating=rating_for(bool(correct), confidence, seconds))
+            recorded = Recorded(AttemptKind.SELF_CHECK, bool(correct), review)
+            done = module_id in session.progress.done
+        return SelfCheckReport(module_id, check.id, answer, correct=correct, right_answer=right,
+                               model_answer=check.answer, needs_rating=correct is None, recorded=recorded,
+                               unlocked=self._refs(unlocked), module_done=done)
+
+    def rate_self_check(self, module_id: str, check: SelfCheck, self_rating: int, seconds: float = 0.0) -> bool:
+        """The learner's own rating of a free-text answer (1..4); True when it rated the review card."""
+        if self_rating not in SELF_RATINGS:
+            raise ValueError("rate 1 (missed it) to 4 (easy)")
+        if self.session is None or not self.session.reviewable(module_id, check.id):
+            return False
+        self.session.rate(module_id, check.id, "self_check", SELF_RATINGS[self_rating], seconds)
+        return True
+
+    @staticmethod
+    def read_placement_answer(module_id: str, check: SelfCheck, text: str) -> PlacementAnswer:
+        """Read one placement answer (raises AnswerError with the message to show)."""
+        chosen = parse_answer("choice", text, check.options)
+        return PlacementAnswer(module_id, check.id, chosen, chosen == check.correct)
+
+    async def take_placement(self, module_id: str, answers: list[PlacementAnswer]) -> PlacementReport:
+        """Score a placement set; passing marks the prerequisites it covered as tested out."""
+        right = sum(a.correct for a in answers)
+        score = right / len(answers) if answers else 0.0
+        passed = score >= PLACEMENT_PASS
+        covered = tuple(sorted({a.module_id for a in answers}))
+        unlocked: list[str] = []
+        if self.session is not None:
+            for ancestor in covered:
+                unlocked += self.session.record(Attempt(
+                    module=ancestor, item="placement", kind=AttemptKind.PLACEMENT, correct=passed,
+                    verdict={"for": module_id, "score": round(score, 3)}))
+        return PlacementReport(module_id, right, len(answers), passed, covered if passed else (),
+                               self._refs(sorted(set(unlocked))))
+
+
+def _row(a) -> AskRow:
+    verdict = a.verdict
+    return AskRow(a.ask.key, a.ask.question, verdict.given if verdict and verdict.given else a.answer,
+                  verdict.observed if verdict and verdict.observed else a.problem, a.correct,
+                  verdict.misconception if verdict else "")
+
+
+def _observed(outcome: DrillOutcome) -> dict:
+    data: dict = {"status": str(outcome.status)}
+    for a in outcome.asks:
+        if a.verdict is not None:
+            data[a.ask.key] = a.verdict.observed
+    return data
+
+
+def _verdicts(outcome: DrillOutcome) -> dict:
+    return {
+        a.ask.key: {
+            "correct": a.correct,
+            "divergence": a.verdict.divergence if a.verdict else a.problem,
+            "misconception": a.verdict.misconception if a.verdict else "",
+        }
+        for a in outcome.asks
+    }
