@@ -12,7 +12,7 @@ from typing import Iterable, TextIO
 from tutor.course import grants
 from tutor.course.errors import LessonError
 from tutor.course.giveaway import course_giveaways
-from tutor.course.loader import Course, is_course_dir, load_course, load_module_file
+from tutor.course.loader import Course, is_course_dir, load_course, load_module_file_in_course
 from tutor.course.schema import Drill, Module
 from tutor.grading import describe_error
 from tutor.judge import judge
@@ -42,8 +42,8 @@ def load_targets(paths: Iterable[Path]) -> list[Target]:
                 continue
             course = load_course(path, str(path))
             targets.append(Target(str(path), course, course.modules(), course.all_errors()))
-        elif path.is_file():
-            module, errors = load_module_file(path)
+        elif path.is_file():  # with its course's helpers and chained stages when it belongs to one
+            module, errors = load_module_file_in_course(path)
             targets.append(Target(str(path), None, [module] if module else [], errors))
         else:
             targets.append(Target(str(path), errors=[LessonError(str(path), 1, 1, "", "no such file or directory")]))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tutor.course import cache as parse_cache
-from tutor.course.course_code import link_labs, load_helpers
+from tutor.course.course_code import HELPERS_DIR, link_labs, load_helpers
 from tutor.course.errors import LessonError, LessonFileError
 from tutor.course.graph import find_cycle
 from tutor.course.reader import Reader
@@ -236,6 +236,21 @@ def _module_id_mismatch(path: Path, shown: str, listed: str) -> LessonError | No
             return LessonError(shown, number, 1, "module",
                                f"says {m.group(2)[:40]!r} but course.yaml lists it as {listed!r}")
     return None
+
+
+def load_module_file_in_course(path: Path) -> tuple[Module | None, list[LessonError]]:
+    """A module file on its own; when it is one of a course's files, with that course's helpers and stages."""
+    path = Path(path)
+    parent = path.parent
+    if is_course_dir(parent):
+        course = load_course(parent, str(parent))
+        for slot in course.slots:
+            if slot.file and (parent / slot.file).resolve() == path.resolve():
+                shown = f"{parent}/{slot.file}"
+                helpers = f"{parent}/{HELPERS_DIR}/"
+                errors = slot.errors + [e for e in course.errors if e.file == shown or e.file.startswith(helpers)]
+                return (None if errors else slot.module), errors
+    return load_module_file(path)
 
 
 def _is_plain_file_name(name: str) -> bool:

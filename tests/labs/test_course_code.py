@@ -1,0 +1,60 @@
+"""A course's shared code, read as text only: helper modules and chained labs' stages, with positions."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tutor.course.loader import load_course, load_module_file_in_course
+
+PACK = Path(__file__).resolve().parent.parent / "fixtures" / "puzzle_labs"
+
+
+def copy_pack(tmp_path: Path) -> Path:
+    root = tmp_path / "pack"
+    shutil.copytree(PACK, root)
+    return root
+
+
+def test_helpers_reach_every_drill_and_stages_resolve_to_their_references():
+    course = load_course(PACK)
+    assert not course.all_errors()
+    assert [name for name, _ in course.helpers] == ["puzzles"]
+    module = course.slot("1").module
+    assert all(d.helpers == course.helpers for d in module.drills)
+    bincount = module.drill("bincount")
+    assert [(s.name, s.drill_id) for s in bincount.stages] == [("puzzle_ones", "ones"), ("puzzle_eye", "eye")]
+    assert bincount.stages[1].reference == module.drill("eye").solution
+
+
+def test_a_helper_that_would_hide_a_module_or_does_not_parse_is_an_error_at_its_line(tmp_path):
+    root = copy_pack(tmp_path)
+    (root / "helpers" / "json.py").write_text("x = 1\n")
+    (root / "helpers" / "broken.py").write_text("x = 1\ndef f(:\n")
+    (root / "helpers" / "torch.py").write_text("x = 1\n")
+    errors = {Path(e.file).name: e for e in load_course(root).errors}
+    assert "would hide the module" in errors["json.py"].message and "torch.py" in errors
+    assert errors["broken.py"].line == 2 and "syntax error" in errors["broken.py"].message
+
+
+def test_a_stage_must_be_an_earlier_lab(tmp_path):
+    root = copy_pack(tmp_path)
+    text = (root / "01_puzzles.yaml").read_text()
+    text = text.replace("{lab: eye, as: puzzle_eye}", "{lab: bincount, as: puzzle_eye}")
+    text = text.replace("{lab: ones, as: puzzle_ones}", '{lab: "2/ones", as: puzzle_ones}')
+    (root / "01_puzzles.yaml").write_text(text)
+    messages = [e.message for e in load_course(root).errors]
+    assert any("comes at or after this lab" in m for m in messages)
+    assert any("no written module '2'" in m for m in messages)
+
+
+def test_a_stage_name_may_not_be_a_helpers(tmp_path):
+    root = copy_pack(tmp_path)
+    text = (root / "01_puzzles.yaml").read_text().replace("as: puzzle_eye}", "as: puzzles}")
+    (root / "01_puzzles.yaml").write_text(text)
+    assert any("may not share a helper's name" in e.message for e in load_course(root).errors)
+
+
+def test_one_module_file_of_a_course_is_read_with_the_courses_helpers_and_stages():
+    module, errors = load_module_file_in_course(PACK / "01_puzzles.yaml")
+    assert errors == [] and module.drill("bincount").stages and module.drill("ones").helpers
