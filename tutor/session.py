@@ -17,7 +17,7 @@ from tutor.progress.summary import CourseProgress, summarise
 
 SELF_CHECKS = "self-check"  # the position item for a module's self-check questions
 
-OPENABLE = (Status.OPEN, Status.IN_PROGRESS, Status.DONE)
+OPENABLE = (Status.OPEN, Status.IN_PROGRESS, Status.DONE, Status.TESTED_OUT)
 PLACEMENT_PER_MODULE = 2
 PLACEMENT_MAX = 12
 PLACEMENT_PASS = 0.8
@@ -161,7 +161,8 @@ class Session:
             seen.add(req)
             stack.extend(slots[req].requires)
         done = self.progress.done
-        return [s.id for s in self.course.slots if s.id in seen and not s.is_coming and s.id not in done]
+        skipped = self.progress.tested_out
+        return [s.id for s in self.course.slots if s.id in seen and not s.is_coming and s.id not in done | skipped]
 
     def _locked(self) -> set[str]:
         return {m for m, state in self.progress.states.items() if state.status == Status.LOCKED}

@@ -24,6 +24,7 @@ class Status(str, Enum):
     OPEN = "open"
     IN_PROGRESS = "in progress"
     DONE = "done"
+    TESTED_OUT = "tested out"  # skipped by passing a placement: opens what needs it, yet not done
     COMING = "coming"
     BROKEN = "broken"
 
@@ -34,8 +35,11 @@ class ModuleState:
     reason: str = ""  # why it is locked or broken, in words a learner reads
 
 
-def module_states(course, done: set[str], started: set[str]) -> dict[str, ModuleState]:
-    """Each module's state given the ids the learner has finished and started.
+def module_states(course, done: set[str], started: set[str],
+                  tested_out: set[str] = frozenset()) -> dict[str, ModuleState]:
+    """Each module's state given the ids the learner has finished, started and tested out of.
+
+    A tested-out module satisfies what requires it, like a done one, and shows as such.
 
     A module opens when every module it requires is done. A "coming" module
     (no lesson file yet) is transparent: it stands for its own requirements,
@@ -61,9 +65,11 @@ def module_states(course, done: set[str], started: set[str]) -> dict[str, Module
         if slot.is_broken:
             states[slot.id] = ModuleState(Status.BROKEN, str(slot.errors[0]))
             continue
-        missing = sorted({r for r in effective_requires(slot.id, set()) if r not in done})
+        missing = sorted({r for r in effective_requires(slot.id, set()) if r not in done and r not in tested_out})
         if slot.id in done:
             states[slot.id] = ModuleState(Status.DONE)
+        elif slot.id in tested_out:
+            states[slot.id] = ModuleState(Status.TESTED_OUT, "skipped by a placement")
         elif missing:
             states[slot.id] = ModuleState(Status.LOCKED, "needs " + ", ".join(missing))
         elif slot.id in started:

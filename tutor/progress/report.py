@@ -56,6 +56,7 @@ def print_progress(profile: str, lessons: Path | None, out: TextIO) -> int:
               f"{cells[3]:>{widths[3]}} {cells[4]:>{widths[4]}}  {cells[5]}".rstrip(), file=out)
     done = len(progress.done)
     written = len(course.modules())
-    print(f"{done} of {written} written modules done"
+    tested_out = f", {len(progress.tested_out)} tested out" if progress.tested_out else ""
+    print(f"{done} of {written} written modules done{tested_out}"
           + (f"; you were last at module {position[0]}, {position[1]}" if position else ""), file=out)
     return 0

@@ -19,6 +19,7 @@ class ModuleProgress:
     self_checks_answered: set[str] = field(default_factory=set)
     attempted: set[str] = field(default_factory=set)  # drills with at least one prediction
     tested_out: bool = False  # passed a placement set covering this module
+    worked_on: bool = False  # an attempt other than a placement: the learner started it
     attempts: int = 0
     last_at: str = ""
 
@@ -26,9 +27,10 @@ class ModuleProgress:
 @dataclass
 class CourseProgress:
     modules: dict[str, ModuleProgress]
-    done: set[str]
+    done: set[str]  # every drill and self-check finished: never given for a placement
     started: set[str]
     states: dict[str, ModuleState]
+    tested_out: set[str] = field(default_factory=set)  # skipped by a placement and not finished since
 
     def of(self, module_id: str) -> ModuleProgress:
         return self.modules.get(module_id) or ModuleProgress()
@@ -63,8 +65,11 @@ def summarise(course: Course, attempts: list[Attempt], position: tuple[str, str]
             p.self_checks_answered.add(a.item)
         elif a.kind == "placement" and a.correct:
             p.tested_out = True
+        if a.kind != "placement":
+            p.worked_on = True
 
     done: set[str] = set()
+    tested_out: set[str] = set()
     for module in course.modules():
         p = modules.get(module.id)
         if p is None:
@@ -72,9 +77,11 @@ def summarise(course: Course, attempts: list[Attempt], position: tuple[str, str]
         p.drills_done = {d.id for d in module.drills if drill_done(module, p, d.id)}
         all_drills = len(p.drills_done) == len(module.drills)
         all_checks = {c.id for c in module.self_checks} <= p.self_checks_answered
-        if (all_drills and all_checks) or p.tested_out:
+        if all_drills and all_checks:
             done.add(module.id)
-    started = {m for m, p in modules.items() if p.attempts}
+        elif p.tested_out:
+            tested_out.add(module.id)
+    started = {m for m, p in modules.items() if p.worked_on}
     if position:
         started.add(position[0])
-    return CourseProgress(modules, done, started, module_states(course, done, started))
+    return CourseProgress(modules, done, started, module_states(course, done, started, tested_out), tested_out)

@@ -18,6 +18,7 @@ from tutor.safe_text import inert
 
 STATUS_STYLE = {
     Status.DONE: ("✓", "green"),
+    Status.TESTED_OUT: ("⤼", "cyan"),
     Status.IN_PROGRESS: ("◐", "yellow"),
     Status.OPEN: ("○", "bold"),
     Status.LOCKED: ("·", "dim"),
