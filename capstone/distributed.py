@@ -31,13 +31,15 @@ made instead of spawning; rank 0 prints the comparison with single-process train
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime
 import io
 import os
-import socket
 import sys
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
+from typing import Callable
 
 import torch
 import torch.distributed as dist
@@ -48,12 +50,6 @@ from capstone.model import GPT, GPTConfig
 TINY = GPTConfig(vocab_size=512, context=16, d_model=32, n_layer=2, n_head=2)
 OPTIMIZERS = {"sgd": lambda params: torch.optim.SGD(params, lr=0.1),
               "adamw": lambda params: torch.optim.AdamW(params, lr=1e-3)}
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def batches(config: GPTConfig, steps: int, batch_size: int, seed: int = 0) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -82,9 +78,13 @@ def train_single(config: GPTConfig, optimizer: str, steps: int, batch_size: int)
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
-def train_parallel(mode: str, config: GPTConfig, optimizer: str, steps: int, batch_size: int
-                   ) -> dict[str, torch.Tensor]:
-    """Inside an initialised gloo group: train with DDP or FSDP2, return the full state_dict."""
+def train_parallel(mode: str, config: GPTConfig, optimizer: str, steps: int, batch_size: int,
+                   micro_batches: int = 1) -> dict[str, torch.Tensor]:
+    """Inside an initialised gloo group: train with DDP or FSDP2, return the full state_dict.
+
+    micro_batches > 1 accumulates each rank's share in that many pieces per step, and syncs
+    gradients only on the last one (DDP's `no_sync`, FSDP2's `set_requires_gradient_sync`):
+    one all-reduce per step instead of one per piece, and the same step."""
     rank, world = dist.get_rank(), dist.get_world_size()
     if batch_size % world:
         raise ValueError(f"batch {batch_size} does not split over {world} processes")
@@ -106,11 +106,17 @@ def train_parallel(mode: str, config: GPTConfig, optimizer: str, steps: int, bat
         raise ValueError(f"unknown mode {mode!r}")
     opt = OPTIMIZERS[optimizer](model.parameters())  # after fully_shard: it sees the shards
     share = batch_size // world
+    if share % micro_batches:
+        raise ValueError(f"a share of {share} does not split into {micro_batches} micro-batches")
+    piece = share // micro_batches
     for x, y in batches(config, steps, batch_size):
-        mine = slice(rank * share, (rank + 1) * share)
-        _, loss = wrapped(x[mine], y[mine])
         opt.zero_grad()
-        loss.backward()
+        for m in range(micro_batches):
+            last = m == micro_batches - 1
+            mine = slice(rank * share + m * piece, rank * share + (m + 1) * piece)
+            with gradient_sync(wrapped, mode, enabled=last):
+                _, loss = wrapped(x[mine], y[mine])
+                (loss / micro_batches).backward()  # the mean over the share, not a sum of means
         opt.step()
     state = {}
     for k, v in model.state_dict().items():
@@ -119,12 +125,29 @@ def train_parallel(mode: str, config: GPTConfig, optimizer: str, steps: int, bat
     return state
 
 
-def compare(mode: str, config: GPTConfig, optimizers, steps: int, batch_size: int) -> dict[str, float]:
+@contextlib.contextmanager
+def gradient_sync(wrapped, mode: str, enabled: bool):
+    """Let this backward communicate gradients (enabled) or keep them local to accumulate."""
+    if enabled:
+        yield
+    elif mode == "ddp":
+        with wrapped.no_sync():  # DDP: skip the all-reduce, gradients accumulate in .grad
+            yield
+    else:
+        wrapped.set_requires_gradient_sync(False)  # FSDP2: skip the reduce-scatter
+        try:
+            yield
+        finally:
+            wrapped.set_requires_gradient_sync(True)
+
+
+def compare(mode: str, config: GPTConfig, optimizers, steps: int, batch_size: int,
+            micro_batches: int = 1) -> dict[str, float]:
     """In the group: max |param difference| against single-process training, per optimizer
     (and, as `<optimizer>_moved`, the largest change training made to any weight)."""
     diffs = {}
     for name in optimizers:
-        parallel = train_parallel(mode, config, name, steps, batch_size)
+        parallel = train_parallel(mode, config, name, steps, batch_size, micro_batches)
         if dist.get_rank() == 0:
             single = train_single(config, name, steps, batch_size)
             initial = fresh_model(config).state_dict()
@@ -134,31 +157,50 @@ def compare(mode: str, config: GPTConfig, optimizers, steps: int, batch_size: in
     return diffs
 
 
-def _spawned(rank: int, world: int, port: int, mode: str, config: dict, optimizers, steps: int,
-             batch_size: int, out: str) -> None:
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+def _rank_entry(rank: int, world: int, store_path: str, timeout: float, fn: Callable, args: tuple,
+                out_dir: str) -> None:
+    torch.set_num_threads(1)  # two processes on two cores: one thread each
+    store = dist.FileStore(store_path, world)  # the rendezvous: a file every rank opens
+    dist.init_process_group("gloo", store=store, rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=timeout))
     try:
-        diffs = compare(mode, GPTConfig(**config), optimizers, steps, batch_size)
-        if rank == 0:
-            # Through a file, not a Queue: shared-memory tensors sent from a child that exits
-            # first break the receiving end (ConnectionResetError).
-            buffer = io.BytesIO()
-            torch.save(diffs, buffer)
-            Path(out).write_bytes(buffer.getvalue())
+        result = fn(rank, *args)
+        # Through a file, not a Queue: shared-memory tensors sent from a child that exits
+        # first break the receiving end (ConnectionResetError).
+        buffer = io.BytesIO()
+        torch.save(result, buffer)
+        Path(out_dir, f"rank{rank}.pt").write_bytes(buffer.getvalue())
     finally:
         dist.destroy_process_group()
 
 
-def run_spawned(mode: str, config: GPTConfig = TINY, optimizers=("sgd", "adamw"), steps: int = 3,
-                batch_size: int = 8, world: int = 2) -> dict[str, float]:
-    """Spawn `world` processes on 127.0.0.1; return max |Δparam| vs single-process per optimizer."""
+def run_ranks(fn: Callable, *args, world: int = 2, start_method: str = "spawn",
+              timeout: float = 60.0) -> list:
+    """Start `world` processes in one gloo group (rendezvous through a file, traffic over
+    127.0.0.1); rank r runs fn(r, *args); return every rank's result, in rank order.
+
+    `spawn` starts a fresh interpreter per rank, as torchrun does (fn must be importable);
+    `fork` starts in a fraction of the time and accepts a function defined on the spot. An
+    exception on a rank is raised here with that rank's traceback; a rank that waits longer
+    than `timeout` seconds for the others fails instead of hanging."""
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "diffs.pt")
-        mp.start_processes(_spawned, args=(world, free_port(), mode, asdict(config), tuple(optimizers),
-                                           steps, batch_size, out),
-                           nprocs=world, join=True, start_method="spawn")
-        return torch.load(out, weights_only=True)
+        mp.start_processes(_rank_entry, args=(world, os.path.join(tmp, "store"), timeout, fn, args, tmp),
+                           nprocs=world, join=True, start_method=start_method)
+        # Written by our own ranks into a private directory, and only tensors and plain data.
+        return [torch.load(os.path.join(tmp, f"rank{r}.pt"), weights_only=True) for r in range(world)]
+
+
+def _compare_on_rank(rank: int, mode: str, config: dict, optimizers, steps: int, batch_size: int,
+                     micro_batches: int) -> dict[str, float]:
+    return compare(mode, GPTConfig(**config), optimizers, steps, batch_size, micro_batches)
+
+
+def run_spawned(mode: str, config: GPTConfig = TINY, optimizers=("sgd", "adamw"), steps: int = 3,
+                batch_size: int = 8, world: int = 2, micro_batches: int = 1,
+                start_method: str = "spawn") -> dict[str, float]:
+    """`world` processes on 127.0.0.1; max |Δparam| vs single-process training per optimizer."""
+    return run_ranks(_compare_on_rank, mode, asdict(config), tuple(optimizers), steps, batch_size,
+                     micro_batches, world=world, start_method=start_method)[0]
 
 
 def main(argv: list[str] | None = None) -> int:
