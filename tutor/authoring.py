@@ -228,7 +228,10 @@ def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, paral
         print(f"check: no drill with id {drill_id!r}", file=out)
         return 1
     parallel = parallel or max(1, os.cpu_count() or 1)
-    code = [p for t in targets if t.course is not None for p in grants.code_dirs(t.course.root)]
+    # A module file checked on its own belongs to the course of its directory: the built-in
+    # course's files need its code (capstone) just as the whole course does.
+    code = [p for t in targets
+            for p in grants.code_dirs(t.course.root if t.course is not None else Path(t.label).parent)]
     reports = asyncio.run(_check_all(jobs, parallel, out, code))
     failed = [r for r in reports if not r.ok]
     fresh: dict[str, dict[str, dict[str, str]]] = {}
