@@ -18,8 +18,9 @@ def prediction(item, answer, correct, confidence=None, seconds=30.0, module="01"
                    observed={}, verdict={}, seconds=seconds, confidence=confidence)
 
 
-def export(tmp_path, name, attempts):
+def export(tmp_path, name, attempts, course="mini-course"):
     store = ProfileStore.open(tmp_path / f"{name}.sqlite")
+    store.use_course(course)
     try:
         for attempt in attempts:
             store.record(attempt)
@@ -54,6 +55,13 @@ def test_per_module_and_per_learner(mini_course, class_files):
     alice, bob = report.learners
     assert alice.name == "alice" and alice.first_try == 0.0 and alice.drills_done == 1
     assert bob.seconds <= 3600 + 30  # one attempt's time is capped
+
+
+def test_another_courses_history_is_left_out(mini_course, tmp_path):
+    other = export(tmp_path, "carol", [prediction("transpose-strides", "(3, 1)", False)], course="pytorch-tutor")
+    report = build(mini_course, [other])
+    assert report.learners[0].attempts == 0
+    assert next(m for m in report.modules if m.id == "01").started == 0
 
 
 def test_terminal_table(mini_course, class_files, capsys):

@@ -114,7 +114,8 @@ def build(course: Course, paths: list[Path]) -> ClassReport:
         except ValueError as exc:
             refused.append(safe_line(str(exc), 300))
             continue
-        attempts = [a for a in attempts if a.module in modules]  # another course's history is not this one's
+        # another course's history (a profile holds several) is not this one's
+        attempts = [a for a in attempts if a.module in modules and a.course in ("", course.id)]
         for a in attempts:
             a.seconds = _clean_seconds(a.seconds)
         progress = summarise(course, attempts)
