@@ -25,6 +25,8 @@ def _parser() -> argparse.ArgumentParser:
                              "$PYTORCH_TUTOR_HOME or your user data directory")
     parser.add_argument("--lessons", type=Path, metavar="DIR",
                         help="a course directory to use instead of the built-in course")
+    parser.add_argument("--course", metavar="ID",
+                        help="an installed lesson pack (see `courses`); third-party lessons, like --lessons")
     parser.add_argument("--trust-lessons", action="store_true",
                         help="run lessons from outside the built-in course even where the sandbox cannot "
                              "confine them (see `doctor`)")
@@ -60,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("profile", help="export or import a profile (merges histories from two machines)")
     p.add_argument("action", choices=["export", "import"])
     p.add_argument("file", type=Path)
+
+    sub.add_parser("courses", help="the lesson packs installed as Python packages: id, version, sandbox grants")
 
     p = sub.add_parser("class-report", help="a class's progress from exported profiles (`profile export`)")
     p.add_argument("exports", nargs="+", type=Path, metavar="PROFILE.json", help="files from `profile export`")
@@ -126,6 +130,16 @@ def main(argv: list[str] | None = None) -> int:
     if split:
         args.args = split[1]
     try:
+        if args.course is not None:  # an installed pack is a course directory like any --lessons DIR
+            from tutor.course.packs import course_dir
+
+            if args.lessons is not None:
+                raise ValueError("--course and --lessons both name a course: use one")
+            args.lessons = course_dir(args.course)
+        if args.command == "courses":
+            from tutor.course.packs import print_courses
+
+            return print_courses(sys.stdout)
         if args.command == "validate":
             from tutor.authoring import validate
 

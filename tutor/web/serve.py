@@ -33,8 +33,7 @@ class ServeOptions:
     port: int = 8000
     allow_remote: bool = False
     profile: str = "default"
-    lessons: Path | None = None
-    course: str | None = None
+    lessons: Path | None = None  # --course is resolved to its directory before this
     trust_lessons: bool = False
     allow_grants: bool = False
 
@@ -53,8 +52,6 @@ def app_command(options: ServeOptions) -> str:
     argv = [sys.executable, "-m", "tutor", "--profile", options.profile]
     if options.lessons is not None:
         argv += ["--lessons", str(Path(options.lessons).resolve())]
-    if options.course is not None:
-        argv += ["--course", options.course]
     if options.trust_lessons:
         argv.append("--trust-lessons")
     if options.allow_grants:
@@ -69,12 +66,7 @@ def _preflight(options: ServeOptions) -> None:
     from tutor.startup import StartupError, ask_on_terminal, open_course_and_profile
 
     try:
-        lessons = options.lessons
-        if options.course is not None:
-            from tutor.course.packs import course_dir
-
-            lessons = course_dir(options.course)
-        _course, store = open_course_and_profile(options.profile, lessons, options.trust_lessons,
+        _course, store = open_course_and_profile(options.profile, options.lessons, options.trust_lessons,
                                                  consent=ask_on_terminal, allow_grants=options.allow_grants)
     except StartupError as exc:
         raise ServeError(str(exc)) from None
