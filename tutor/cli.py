@@ -63,6 +63,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["export", "import"])
     p.add_argument("file", type=Path)
 
+    p = sub.add_parser("new", help="scaffold a lesson pack or a module that validate and check pass")
+    new = p.add_subparsers(dest="what", metavar="WHAT", required=True)
+    q = new.add_parser("course", help="a pip-installable pack with one module, in a new directory")
+    q.add_argument("directory", type=Path, metavar="DIR")
+    q.add_argument("--title", help="the course's title (default: from DIR's name)")
+    q = new.add_parser("module", help="a module with one annotated drill of each kind, listed in course.yaml")
+    q.add_argument("directory", type=Path, metavar="DIR", help="the course directory (holds course.yaml)")
+    q.add_argument("--id", required=True, help='the module id, e.g. 02')
+    q.add_argument("--title", required=True)
+
     sub.add_parser("courses", help="the lesson packs installed as Python packages: id, version, sandbox grants")
 
     p = sub.add_parser("class-report", help="a class's progress from exported profiles (`profile export`)")
@@ -100,7 +110,7 @@ def _refuse_third_party(paths: list[Path], trusted: bool) -> bool:
     return bool(message)
 
 
-_TOP_OPTIONS_WITH_VALUE = ("--profile", "--lessons")
+_TOP_OPTIONS_WITH_VALUE = ("--profile", "--lessons", "--course")
 
 
 def _capstone_tail(argv: list[str]) -> tuple[list[str], list[str]] | None:
@@ -123,6 +133,25 @@ def _capstone_tail(argv: list[str]) -> tuple[list[str], list[str]] | None:
     return None
 
 
+def _scaffold(args: argparse.Namespace) -> int:
+    from tutor.course.scaffold import ScaffoldError, new_course, new_module
+
+    try:
+        if args.what == "course":
+            course_dir = new_course(args.directory, args.title)
+            print(f"wrote a lesson pack in {args.directory}; its course is {course_dir}/\n"
+                  f"next: pytorch-tutor validate {course_dir} && pytorch-tutor check {course_dir}\n"
+                  f"try it: pytorch-tutor --lessons {course_dir} --watch")
+        else:
+            path = new_module(args.directory, args.id, args.title)
+            print(f"wrote {path} and listed it in {args.directory / 'course.yaml'}\n"
+                  f"next: pytorch-tutor check {path}")
+    except ScaffoldError as exc:
+        print(f"pytorch-tutor: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     split = _capstone_tail(argv)
@@ -136,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.lessons is not None:
                 raise ValueError("--course and --lessons both name a course: use one")
             args.lessons = course_dir(args.course)
+        if args.command == "new":
+            return _scaffold(args)
         if args.command == "courses":
             from tutor.course.packs import print_courses
 

@@ -1,0 +1,55 @@
+"""`new course` and `new module` write what `validate` and `check` pass at once."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from tutor.authoring import check, validate
+from tutor.cli import main
+from tutor.course.loader import load_course
+
+
+@pytest.fixture
+def pack(tmp_path):
+    assert main(["new", "course", str(tmp_path / "my-pack")]) == 0
+    course_dir = tmp_path / "my-pack" / "my_pack"
+    assert main(["new", "module", str(course_dir), "--id", "02", "--title", "Views: and \"copies\""]) == 0
+    return course_dir
+
+
+def test_a_scaffolded_pack_validates_without_warnings(pack):
+    out = io.StringIO()
+    assert validate([pack], out) == 0, out.getvalue()
+    assert "warning" not in out.getvalue()
+    course = load_course(pack)
+    assert course.id == "my-pack" and [s.id for s in course.slots] == ["01", "02"]
+    assert course.slot("02").requires == ("01",) and course.slot("02").title == 'Views: and "copies"'
+    kinds = {d.kind.value for d in course.slot("01").module.drills}
+    assert kinds == {"prediction", "repair", "lab"}
+    checks = course.slot("01").module.self_checks
+    assert any(c.options for c in checks) and any(not c.options for c in checks)
+    assert (pack.parent / "pyproject.toml").read_text().count('"pytorch_tutor.courses"') == 1
+
+
+@pytest.mark.slow
+def test_a_scaffolded_module_passes_check(pack):
+    out = io.StringIO()
+    assert check([pack / "01_first_steps.yaml"], out) == 0, out.getvalue()
+    assert "ok   01/row-means" in out.getvalue() and "ok   01/write-relu" in out.getvalue()
+    after = io.StringIO()
+    assert validate([pack], after) == 0 and "warning" not in after.getvalue()  # with check's observations
+
+
+def test_refusals_write_nothing(pack, tmp_path, capsys):
+    before = (pack / "course.yaml").read_text()
+    assert main(["new", "module", str(pack), "--id", "02", "--title", "Again"]) == 2
+    assert "already lists a module '02'" in capsys.readouterr().err
+    assert main(["new", "module", str(pack), "--id", "../x", "--title", "Escape"]) == 2
+    assert "module id" in capsys.readouterr().err
+    assert (pack / "course.yaml").read_text() == before
+    assert main(["new", "course", str(pack.parent)]) == 2
+    assert "is not empty" in capsys.readouterr().err
+    assert main(["new", "module", str(tmp_path), "--id", "01", "--title", "T"]) == 2
+    assert "no course.yaml" in capsys.readouterr().err
