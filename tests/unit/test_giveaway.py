@@ -190,3 +190,12 @@ def test_a_title_or_first_hint_naming_the_repairs_fix_is_warned_about(tmp_path):
     assert [w for w, _ in warnings("Repair: an LSTM on batch-major data", "Set batch_first.")] == ["first hint"]
     # the comment in the solution ("read dim 1 as time") is not code, and plain words are not the fix
     assert warnings("Repair: an LSTM on batch-major data", "Which axis does it read as time?") == []
+
+
+def test_an_unwritable_data_directory_costs_the_record_not_the_command(tmp_path, monkeypatch):
+    module = module_with(tmp_path, "Transposing a matrix")
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the data directory should be")
+    monkeypatch.setenv("PYTORCH_TUTOR_HOME", str(blocker / "home"))
+    observed_record.save(module, {"transpose": OBSERVED})  # nothing raised
+    assert observed_record.load(module) == {}

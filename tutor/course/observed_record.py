@@ -42,7 +42,7 @@ def record_path(module: Module) -> Path:
 
 def load(module: Module) -> Observed:
     """The recorded observations of ``module`` whose drills are unchanged since they were recorded."""
-    try:
+    try:  # the data directory may not exist or be writable (a read-only home): then there is no record
         data = json.loads(record_path(module).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
@@ -61,7 +61,10 @@ def load(module: Module) -> Observed:
 
 def save(module: Module, observed: Mapping[str, Mapping[str, str]]) -> None:
     """Merge ``observed`` (drill id -> ask key -> value) into the module's record; best effort."""
-    path = record_path(module)
+    try:
+        path = record_path(module)
+    except OSError:
+        return
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict):
