@@ -7,11 +7,8 @@ from textual.binding import Binding
 
 from tutor.app.commands import ModuleCommands
 from tutor.app.messages import Reported
-from tutor.app.screens.drill import DrillScreen
-from tutor.app.screens.exercise import ExerciseScreen
 from tutor.app.screens.help import HelpScreen
 from tutor.app.screens.map import MapScreen
-from tutor.app.screens.self_check import SelfCheckScreen
 from tutor.course import grants
 from tutor.course.graph import Status
 from tutor.course.loader import Course
@@ -23,7 +20,14 @@ from tutor.tutoring.reports import ModuleRef
 from tutor.tutoring.service import TutoringService
 
 
-LESSON_SCREENS = (DrillScreen, ExerciseScreen, SelfCheckScreen)
+def lesson_screens() -> tuple[type, ...]:
+    """The screens that show one item of a module, imported on first use: the map's first frame
+    does not wait for them (and for what they import)."""
+    from tutor.app.screens.drill import DrillScreen
+    from tutor.app.screens.exercise import ExerciseScreen
+    from tutor.app.screens.self_check import SelfCheckScreen
+
+    return DrillScreen, ExerciseScreen, SelfCheckScreen
 
 
 class TutorApp(App):
@@ -46,7 +50,11 @@ class TutorApp(App):
         self.sandbox.on_note = lambda note: self.notify(note, title="Sandbox restarted", severity="warning")
         self.tutoring = TutoringService(self.session, self.sandbox)
         self.profile_name = profile_name
-        self.sub_title = f"profile: {profile_name} · sandbox: {self.sandbox.tier}"
+        self.sub_title = self._status_line(ready=False)
+
+    def _status_line(self, ready: bool) -> str:
+        """The header's line: the map says "starting…" until the zygote has answered, then its tier."""
+        return f"profile: {self.profile_name} · sandbox: {self.sandbox.tier if ready else 'starting…'}"
 
     def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
                markup: bool = False) -> None:
@@ -79,7 +87,7 @@ class TutorApp(App):
         except Exception as exc:  # noqa: BLE001 - runs still work cold; say so once
             self.notify(f"The sandbox could not be prepared in advance ({exc}); runs will start cold.",
                         severity="warning")
-        self.sub_title = f"profile: {self.profile_name} · sandbox: {self.sandbox.tier}"
+        self.sub_title = self._status_line(ready=True)
 
     async def on_unmount(self) -> None:
         await self.sandbox.close()
@@ -94,6 +102,7 @@ class TutorApp(App):
 
     def open_item(self, module_id: str, item: str) -> None:
         """Show a drill or the self-check, replacing the drill or self-check on screen, if any."""
+        DrillScreen, ExerciseScreen, SelfCheckScreen = lesson_screens()
         if item == SELF_CHECKS:
             screen = SelfCheckScreen(module_id)
         elif self.session.module(module_id).drill(item).is_exercise:
@@ -105,15 +114,16 @@ class TutorApp(App):
         else:
             screen = DrillScreen(module_id, item)
         self.session.visit(module_id, item)
-        if isinstance(self.screen, LESSON_SCREENS):
+        if isinstance(self.screen, lesson_screens()):
             self.switch_screen(screen)
         else:
             self.push_screen(screen)
 
     def open_self_check(self, module_id: str, index: int = 0) -> None:
+        SelfCheckScreen = lesson_screens()[2]
         self.session.visit(module_id, SELF_CHECKS)
         screen = SelfCheckScreen(module_id, index)
-        if isinstance(self.screen, LESSON_SCREENS):
+        if isinstance(self.screen, lesson_screens()):
             self.switch_screen(screen)
         else:
             self.push_screen(screen)
@@ -142,7 +152,7 @@ class TutorApp(App):
         self.push_screen(PlacementScreen(module_id))
 
     def back_to_map(self) -> None:
-        while isinstance(self.screen, LESSON_SCREENS):
+        while isinstance(self.screen, lesson_screens()):
             self.pop_screen()
 
     def on_reported(self, message: Reported) -> None:
