@@ -10,6 +10,7 @@ from pathlib import Path
 import platformdirs
 
 HOME_ENV = "PYTORCH_TUTOR_HOME"  # overrides where profiles live (tests, instructors' labs)
+CACHE_ENV = "PYTORCH_TUTOR_CACHE"  # overrides where derived data lives (a test session shares one)
 APP_NAME = "pytorch-tutor"
 
 
@@ -30,6 +31,8 @@ def data_dir() -> Path:
 
 def cache_dir() -> Path:
     """Where derived data lives (the parsed-course cache): safe to delete at any time."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
     override = os.environ.get(HOME_ENV)
     return Path(override).expanduser() / "cache" if override else platformdirs.user_cache_path(APP_NAME)
 

@@ -80,6 +80,7 @@ def test_a_zero_time_budget_stops_before_the_first_step(fresh_workspace, one_thr
         train(fresh_workspace, GPTConfig(**TINY), resume=True, log=None)
 
 
+@pytest.mark.slow  # trains for ~15 s: out of the fast lane
 def test_short_run_beats_the_bigram_baseline(fresh_workspace, one_thread):
     # About 4 epochs of a 2-layer, 64-wide model; measured margin: about 0.25 nats below the bigram.
     train(fresh_workspace, GPTConfig(**TINY),

@@ -48,12 +48,16 @@ async def type_into(pilot, selector: str, text: str) -> None:
 
 
 @pytest.fixture
-def make_app(tmp_path):
+def make_app(tmp_path, make_scripted_sandbox):
+    """``make_app(course_dir)``: the real app on a scripted sandbox, unless the test passes ``sandbox=``
+    (``real_sandbox`` for the end-to-end runs)."""
     stores = []
 
     def make(course_dir, profile="p.sqlite", **kwargs):
         store = ProfileStore.open(tmp_path / profile)
         stores.append(store)
+        if kwargs.get("sandbox") is None:
+            kwargs["sandbox"] = make_scripted_sandbox()
         return TutorApp(load_course(course_dir), store, **kwargs)
 
     yield make

@@ -11,8 +11,6 @@ from tests.ui.conftest import SIZE, settle, text_of
 from tutor.app.screens.confirm import ConfirmScreen
 from tutor.app.screens.exercise import ExerciseScreen
 
-pytestmark = pytest.mark.slow
-
 SOLVED = "def relu(x):\n    return x.clamp(min=0)\n"
 
 

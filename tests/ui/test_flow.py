@@ -1,4 +1,9 @@
-"""The whole learner path through the real app: map → drills → self-check → unlock → resume."""
+"""The whole learner path through the real app: map → drills → self-check → unlock → resume.
+
+Flows run on the scripted sandbox (real results, replayed: ``tests/scripted_sandbox.py``); the
+whole path also runs once on the real sandbox, and so do the tests about runs themselves (a
+snippet that hangs, a snippet killed when the learner leaves).
+"""
 
 from __future__ import annotations
 
@@ -17,15 +22,20 @@ from tutor.app.screens.self_check import SelfCheckScreen
 from tutor.course.graph import Status
 from tutor.judge import expected_form
 
-pytestmark = pytest.mark.slow
 
 
 def status_text(app) -> str:
     return text_of(app.screen.query_one("#status"))
 
 
-async def test_map_to_done_unlocks_and_relaunch_resumes(make_app, mini_course_dir):
-    app = make_app(mini_course_dir)
+@pytest.fixture(params=["scripted", pytest.param("real", marks=pytest.mark.slow)])
+def either_sandbox(request):
+    """The scripted sandbox, and (slow) the session's real one: the same flow must pass on both."""
+    return None if request.param == "scripted" else request.getfixturevalue("real_sandbox")
+
+
+async def test_map_to_done_unlocks_and_relaunch_resumes(make_app, mini_course_dir, either_sandbox):
+    app = make_app(mini_course_dir, sandbox=either_sandbox)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert isinstance(app.screen, MapScreen)
@@ -114,7 +124,7 @@ async def test_map_to_done_unlocks_and_relaunch_resumes(make_app, mini_course_di
         assert isinstance(app.screen, DrillScreen) and app.screen.drill.id == "view-error"
         await pilot.press("ctrl+q")
 
-    relaunched = make_app(mini_course_dir)
+    relaunched = make_app(mini_course_dir, sandbox=either_sandbox)
     async with relaunched.run_test(size=SIZE) as pilot:
         await settle(relaunched, pilot)
         assert isinstance(relaunched.screen, DrillScreen)
@@ -171,8 +181,9 @@ drills:
     return root
 
 
-async def test_a_hanging_snippet_never_freezes_the_ui(make_app, mini_course_dir, tmp_path):
-    app = make_app(write_course(tmp_path, mini_course_dir, "while True:\n    pass", timeout=2))
+@pytest.mark.slow
+async def test_a_hanging_snippet_never_freezes_the_ui(make_app, mini_course_dir, tmp_path, real_sandbox):
+    app = make_app(write_course(tmp_path, mini_course_dir, "while True:\n    pass", timeout=2), sandbox=real_sandbox)
     async with app.run_test(size=SIZE) as pilot:
         app.open_item("04", "stuck")
         await pilot.pause()
@@ -188,8 +199,10 @@ async def test_a_hanging_snippet_never_freezes_the_ui(make_app, mini_course_dir,
         assert app.session.store.attempts() == []
 
 
-async def test_leaving_the_screen_kills_the_running_snippet(make_app, mini_course_dir, tmp_path):
-    app = make_app(write_course(tmp_path, mini_course_dir, "import time\ntime.sleep(60)", timeout=60))
+@pytest.mark.slow
+async def test_leaving_the_screen_kills_the_running_snippet(make_app, mini_course_dir, tmp_path, real_sandbox):
+    app = make_app(write_course(tmp_path, mini_course_dir, "import time\ntime.sleep(60)", timeout=60),
+                   sandbox=real_sandbox)
     async with app.run_test(size=SIZE) as pilot:
         app.open_item("04", "stuck")
         await pilot.pause()

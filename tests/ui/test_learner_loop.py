@@ -20,8 +20,6 @@ from tutor.progress.store import ProfileStore
 from tutor.session import Session
 from tutor.app.app import TutorApp
 
-pytestmark = pytest.mark.slow
-
 
 def module_ids(app) -> list[str]:
     listing = app.screen.query_one("#modules", OptionList)
@@ -84,7 +82,7 @@ async def open_due(app, pilot, item: str) -> None:
     await pilot.pause()
 
 
-async def test_review_screen_lists_due_items_and_opens_them(make_app, mini_course_dir, tmp_path):
+async def test_review_screen_lists_due_items_and_opens_them(make_app, mini_course_dir, tmp_path, scripted_sandbox):
     store = ProfileStore.open(tmp_path / "review.sqlite")
     clock = [datetime.now(timezone.utc) - timedelta(days=3)]
     session = Session(load_course(mini_course_dir), store, clock=lambda: clock[0])
@@ -92,7 +90,7 @@ async def test_review_screen_lists_due_items_and_opens_them(make_app, mini_cours
     session.review.review("01", "transpose-strides", "drill", Rating.Again)
     session.review.review("01", "which-copies", "self_check", Rating.Again)
     clock[0] = datetime.now(timezone.utc)  # three days later: both are due
-    app = TutorApp(session.course, store, session=session, start="review")
+    app = TutorApp(session.course, store, session=session, start="review", sandbox=scripted_sandbox)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert isinstance(app.screen, ReviewScreen)

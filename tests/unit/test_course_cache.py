@@ -15,6 +15,12 @@ from tutor.locations import builtin_course_dir, cache_dir
 BROKEN = 'format_version: 1\nmodule: "01"\ndrills:\n  - id: d1\n    prompt: p\n    colde: x = 1\n'
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    """These tests count entries: a cache of their own, not the session's shared one."""
+    monkeypatch.setenv("PYTORCH_TUTOR_CACHE", str(tmp_path / "cache"))
+
+
 def entries() -> list[Path]:
     return sorted((cache_dir() / "parsed-modules").glob("*.json"))
 
@@ -113,7 +119,7 @@ def test_the_codec_names_only_the_course_classes():
 def test_an_unwritable_cache_only_costs_time(tmp_path, monkeypatch):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
-    monkeypatch.setattr("tutor.locations.cache_dir", lambda: blocker)
+    monkeypatch.setenv("PYTORCH_TUTOR_CACHE", str(blocker))
     path = tmp_path / "m.yaml"
     path.write_text(BROKEN)
     module, errors = load_module_file(path)

@@ -13,8 +13,6 @@ from tutor.plain import run_plain
 from tutor.progress.store import ProfileStore
 from tutor.session import Session
 
-pytestmark = pytest.mark.slow
-
 ANSWERS = "\n".join([
     "01",            # open module 01
     "three by one",  # unreadable: the expected form is shown, nothing runs
@@ -28,10 +26,10 @@ ANSWERS = "\n".join([
 ]) + "\n"
 
 
-def test_plain_mode_runs_a_module_from_stdin(tmp_path, mini_course):
+def test_plain_mode_runs_a_module_from_stdin(tmp_path, mini_course, scripted_sandbox):
     store = ProfileStore.open(tmp_path / "p.sqlite")
     out = io.StringIO()
-    assert run_plain(Session(mini_course, store), "default", io.StringIO(ANSWERS), out) == 0
+    assert run_plain(Session(mini_course, store), "default", io.StringIO(ANSWERS), out, scripted_sandbox) == 0
     text = out.getvalue()
     assert "I can't read 'three by one' as stride" in text
     assert "First divergence: stride, dim 0: you said 3, observed 1" in text
@@ -46,14 +44,15 @@ def test_plain_mode_runs_a_module_from_stdin(tmp_path, mini_course):
     assert [a.confidence for a in store.attempts() if a.kind == "prediction"] == [None, 3, None]
 
 
-def test_plain_mode_end_of_input_saves_and_leaves(tmp_path, mini_course):
+def test_plain_mode_end_of_input_saves_and_leaves(tmp_path, mini_course, scripted_sandbox):
     store = ProfileStore.open(tmp_path / "p.sqlite")
     out = io.StringIO()
-    assert run_plain(Session(mini_course, store), "default", io.StringIO("01\n1x3\n\n"), out) == 0
+    assert run_plain(Session(mini_course, store), "default", io.StringIO("01\n1x3\n\n"), out, scripted_sandbox) == 0
     assert "Goodbye" in out.getvalue()
     assert len(store.attempts()) == 1
 
 
+@pytest.mark.slow  # end to end: the real command, its own sandbox
 def test_plain_mode_from_the_command_line_respects_no_color(tmp_path, mini_course_dir):
     env = {**os.environ, "NO_COLOR": "1", "PYTORCH_TUTOR_HOME": str(tmp_path)}
     done = subprocess.run([sys.executable, "-m", "tutor", "--lessons", str(mini_course_dir), "--trust-lessons",

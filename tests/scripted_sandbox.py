@@ -1,0 +1,131 @@
+"""A scripted sandbox for flow tests of the TUI and plain mode: real results, replayed.
+
+A flow test (open a drill, answer, see the divergence, unlock the next module) is about the
+app, not about the sandbox; starting a real zygote for each costs ~3 s. This stand-in answers
+each ``run`` with a result the real sandbox gave for exactly that request (recorded in
+``tests/fixtures/sandbox_script.json``: the request, and the result as data), so the app's
+grading, recording and rendering see what they would see for real. A request the script does
+not hold is not guessed at: the run fails and the test fails at teardown naming it.
+
+The script cannot drift from the real sandbox unnoticed: ``tests/sandbox/test_scripted_results.py``
+(slow) replays every entry on the real one and compares. To add entries after writing a new
+flow test, run it once with ``PYTORCH_TUTOR_RECORD_SANDBOX=1``: runs then go to a real sandbox
+and their results are merged into the script.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from dataclasses import asdict, fields
+from pathlib import Path
+
+from tutor.sandbox.client import RunResult
+from tutor.sandbox.protocol import AskResult, AskSpec, ErrorInfo, Observation, RunRequest
+
+SCRIPT = Path(__file__).parent / "fixtures" / "sandbox_script.json"
+RECORD_ENV = "PYTORCH_TUTOR_RECORD_SANDBOX"
+IGNORED = ("seconds", "tier", "note")  # how long a run took and where: not part of what it observed
+
+
+def request_key(request: RunRequest) -> str:
+    return hashlib.sha256(json.dumps(asdict(request), sort_keys=True).encode()).hexdigest()[:24]
+
+
+def request_from(data: dict) -> RunRequest:
+    names = {f.name for f in fields(RunRequest)}
+    values = {k: v for k, v in data.items() if k in names}
+    values["asks"] = tuple(AskSpec(**a) for a in values.get("asks", ()))
+    values["needs"] = tuple(values.get("needs", ()))
+    return RunRequest(**values)
+
+
+def result_data(result: RunResult) -> dict:
+    data = asdict(result)
+    data.pop("exports", None)  # a judged run's learner half: never returned by Sandbox.run
+    for key in IGNORED:
+        data.pop(key, None)
+    if data.get("observation"):
+        data["observation"].pop("seconds", None)
+    return data
+
+
+def result_from(data: dict) -> RunResult:
+    data = dict(data)
+    observation = data.pop("observation", None)
+    return RunResult(**data, observation=_observation(observation) if observation else None)
+
+
+def _error(data: dict | None) -> ErrorInfo | None:
+    return ErrorInfo(**data) if data else None
+
+
+def _observation(data: dict) -> Observation:
+    data = dict(data)
+    asks = {key: AskResult(value=a.get("value"), error=_error(a.get("error"))) for key, a in data.pop("asks").items()}
+    return Observation(**{**data, "error": _error(data.get("error")), "asks": asks})
+
+
+def load_script() -> dict[str, dict]:
+    return json.loads(SCRIPT.read_text()) if SCRIPT.exists() else {}
+
+
+def save_script(entries: dict[str, dict]) -> None:
+    merged = {**load_script(), **entries}
+    SCRIPT.write_text(json.dumps(dict(sorted(merged.items())), indent=1, sort_keys=True) + "\n")
+
+
+class ScriptedSandbox:
+    """Enough of :class:`tutor.sandbox.client.Sandbox` for the app and plain mode."""
+
+    tier = "scripted (tests)"
+    tier_level = "none"
+    tier_note = ""
+
+    def __init__(self, script: dict[str, dict] | None = None, real=None):
+        self.script = load_script() if script is None else script
+        self.real = real  # recording: runs go here and their results are kept
+        self.recorded: dict[str, dict] = {}
+        self.requests: list[RunRequest] = []
+        self.unscripted: list[RunRequest] = []
+        self.on_note = None
+        self.started = self.closed = False
+        self.hold: asyncio.Event | None = None  # set it to make runs wait (a run the learner leaves)
+        self.cancelled = 0
+
+    async def start(self) -> None:
+        self.started = True
+
+    async def close(self) -> None:
+        self.closed = True
+
+    def start_sync(self) -> None:
+        self.started = True
+
+    def close_sync(self) -> None:
+        self.closed = True
+
+    async def run(self, request: RunRequest) -> RunResult:
+        self.requests.append(request)
+        try:
+            if self.hold is not None:
+                await self.hold.wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        key = request_key(request)
+        if self.real is not None:
+            result = await self.real.run(request)
+            self.recorded[key] = {"request": asdict(request), "result": result_data(result)}
+            return result
+        entry = self.script.get(key)
+        if entry is None:
+            self.unscripted.append(request)
+            return RunResult("failed_to_start", message="this request is not in the test's sandbox script")
+        return result_from(entry["result"])
+
+
+def recording() -> bool:
+    return os.environ.get(RECORD_ENV) == "1"
