@@ -55,9 +55,11 @@ def mini_course():
 
 @pytest.fixture(scope="session")
 def shared_sandbox():
+    from tutor.course import grants
+    from tutor.locations import builtin_course_dir
     from tutor.sandbox.client import Sandbox
 
-    box = Sandbox()
+    box = Sandbox(read_only=grants.code_dirs(builtin_course_dir()))  # what the built-in course's drills import
     # Started on a thread of its own: the fixture may first be asked for inside a test's event loop.
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         pool.submit(box.start_sync).result()

@@ -1,4 +1,5 @@
-"""An import-linter contract type: these modules import only the standard library (and what is allowed).
+"""An import-linter contract type: these modules (and packages, whole) import only the standard library,
+each other, and what is allowed.
 
 import-linter's own contracts forbid listed packages; the inner sandbox's rule is the other way
 round (everything outside the standard library is forbidden, torch and its own files allowed), so
@@ -20,7 +21,11 @@ class StandardLibraryOnly(Contract):
 
     def check(self, graph, verbose: bool) -> ContractCheck:
         allowed = set(self.allowed or ()) | set(sys.stdlib_module_names) | {"__future__"}
-        inside = {m.name for m in self.source_modules}
+        inside = set()
+        for module in self.source_modules:  # a package stands for itself and everything in it
+            inside.add(module.name)
+            if module.name in graph.modules:
+                inside |= graph.find_descendants(module.name)
         broken = []
         for source in sorted(inside):
             if source not in graph.modules:

@@ -16,14 +16,17 @@ and their results are merged into the script.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
-from dataclasses import asdict, fields
+import types
+import typing
+from dataclasses import asdict
 from pathlib import Path
 
-from tutor.sandbox.client import RunResult
-from tutor.sandbox.protocol import AskResult, AskSpec, ErrorInfo, Observation, RunRequest
+from tutor.sandbox.results import RunResult
+from tutor.sandbox.wire import RunRequest
 
 SCRIPT = Path(__file__).parent / "fixtures" / "sandbox_script.json"
 RECORD_ENV = "PYTORCH_TUTOR_RECORD_SANDBOX"
@@ -35,11 +38,7 @@ def request_key(request: RunRequest) -> str:
 
 
 def request_from(data: dict) -> RunRequest:
-    names = {f.name for f in fields(RunRequest)}
-    values = {k: v for k, v in data.items() if k in names}
-    values["asks"] = tuple(AskSpec(**a) for a in values.get("asks", ()))
-    values["needs"] = tuple(values.get("needs", ()))
-    return RunRequest(**values)
+    return rebuild(RunRequest, data)
 
 
 def result_data(result: RunResult) -> dict:
@@ -53,19 +52,29 @@ def result_data(result: RunResult) -> dict:
 
 
 def result_from(data: dict) -> RunResult:
-    data = dict(data)
-    observation = data.pop("observation", None)
-    return RunResult(**data, observation=_observation(observation) if observation else None)
+    return rebuild(RunResult, data)
 
 
-def _error(data: dict | None) -> ErrorInfo | None:
-    return ErrorInfo(**data) if data else None
-
-
-def _observation(data: dict) -> Observation:
-    data = dict(data)
-    asks = {key: AskResult(value=a.get("value"), error=_error(a.get("error"))) for key, a in data.pop("asks").items()}
-    return Observation(**{**data, "error": _error(data.get("error")), "asks": asks})
+def rebuild(kind, data):
+    """``data`` (as ``asdict`` and JSON left it) typed back into ``kind``, from the dataclasses' annotations."""
+    if data is None:
+        return None
+    if dataclasses.is_dataclass(kind):
+        hints = typing.get_type_hints(kind)
+        names = {f.name for f in dataclasses.fields(kind) if f.init}
+        return kind(**{k: rebuild(hints[k], v) for k, v in data.items() if k in names})
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in args if a is not type(None)]
+        return rebuild(options[0], data) if len(options) == 1 else data
+    if origin is tuple:
+        items = args[:1] * len(data) if len(args) == 2 and args[1] is Ellipsis else args
+        return tuple(rebuild(t, v) for t, v in zip(items, data))
+    if origin is list:
+        return [rebuild(args[0], v) for v in data]
+    if origin is dict:
+        return {k: rebuild(args[1], v) for k, v in data.items()}
+    return data
 
 
 def load_script() -> dict[str, dict]:

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from tests.scripted_sandbox import ScriptedSandbox, load_script, request_from, request_key, result_data
-from tutor.sandbox.protocol import RunRequest
+from tutor.sandbox.wire import RunRequest
 
 
 @pytest.mark.slow
