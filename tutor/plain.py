@@ -25,10 +25,10 @@ from tutor.tutoring.presentation import hint_line, option_lines, plain_lines, ru
 from tutor.tutoring.reports import ModuleRef, RunReport
 from tutor.tutoring.service import SandboxPort, TutoringService
 from tutor.tutoring.states import Outcome
-from tutor.workspace import ensure_starter, read_exercise
+from tutor.workspace import ensure_starter, lab_files, read_exercise, reset_exercise
 
 HELP = ("At any prompt: ':hint' shows the next hint, ':skip' moves on, ':map' returns to the module list, "
-        "':quit' leaves (progress is always saved).")
+        "':quit' leaves (progress is always saved); in a lab, ':reset' restores the starter file.")
 
 
 class _Leave(Exception):
@@ -143,7 +143,7 @@ class PlainTutor:
                 choice = self.ask("Module to open (its number; :quit to leave) > ").strip()
             except (_Skip, _ToMap):
                 continue
-            module_id = choice.zfill(2) if choice.isdigit() else choice
+            module_id = self._module_id(choice)
             if self.session.slot(module_id) is None:
                 self.say(f"There is no module {choice!r}.")
             elif not self.session.can_open(module_id):
@@ -151,6 +151,12 @@ class PlainTutor:
                 self.say(f"Module {module_id} is {state.status.value}: {state.reason}")
             else:
                 return module_id
+
+    def _module_id(self, choice: str) -> str:
+        """The module typed: as it is when the course has that id ("1"), else "1" for "01"."""
+        if self.session.slot(choice) is not None or not choice.isdigit():
+            return choice
+        return choice.zfill(2)
 
     def study(self, module_id: str, item: str) -> None:
         module = self.session.module(module_id)
@@ -200,9 +206,8 @@ class PlainTutor:
             if report.outcome == Outcome.NOT_FINISHED:
                 self.ask(f"{report.not_recorded} Enter to try again > ")
                 continue
-            self.say("Why: " + inert(drill.explanation).strip())
-            if drill.gpu_note.strip():
-                self.say("On a GPU (not executed here): " + inert(drill.gpu_note).strip())
+            if not drill.is_repair or report.drill_done:  # a repair's explanation names the fix: it waits
+                self.explain(drill)
             if report.outcome in (Outcome.VERIFIED, Outcome.SYMPTOM_FOUND):
                 self.say("Verified ✓ right.")
                 break
@@ -210,6 +215,11 @@ class PlainTutor:
             clock = time.monotonic()
         if drill.is_repair:
             self.repair(module, drill)
+
+    def explain(self, drill: Drill) -> None:
+        self.say("Why: " + inert(drill.explanation).strip())
+        if drill.gpu_note.strip():
+            self.say("On a GPU (not executed here): " + inert(drill.gpu_note).strip())
 
     def read_answer(self, ask) -> ReadAnswer:
         while True:
@@ -247,6 +257,8 @@ class PlainTutor:
             elif report.outcome in (Outcome.REPAIRED, Outcome.REPAIRED_PREDICT_NEXT):
                 self.say("Repaired ✓ — the reference solution:")
                 self.say(_indent(drill.solution.rstrip("\n")))
+                if report.drill_done:
+                    self.explain(drill)
             else:
                 self.say("The check does not pass yet.")
 
@@ -255,13 +267,22 @@ class PlainTutor:
         self.say(f"Your file: {path}")
         clock = time.monotonic()
         while True:
-            self.ask("Edit the file in your editor and save, then press Enter to run the checks > ")
+            command = self.ask("Edit the file in your editor and save, then press Enter to run the checks "
+                               "(:reset restores the starter) > ").strip().lower()
+            if command == ":reset":
+                kept = reset_exercise(self.profile, module.id, drill)
+                self.say("The starter is back." + (f" Your version is kept at {kept}." if kept else ""))
+                self._hints, self._hints_shown = list(drill.hints), 0
+                continue
             try:
                 code = read_exercise(path)
+                files, notes = lab_files(self.profile, module.id, drill)
             except ValueError as exc:
                 self.say(str(exc))
                 continue
-            report = self.perform(self.service.check_lab(module.id, drill, code, time.monotonic() - clock))
+            if notes:
+                self.say("Earlier stages: " + "; ".join(inert(n) for n in notes))
+            report = self.perform(self.service.check_lab(module.id, drill, code, time.monotonic() - clock, files))
             clock = time.monotonic()
             if report.hints and list(report.hints) != self._hints:  # the failing test's own hints first
                 self._hints, self._hints_shown = list(report.hints), 0

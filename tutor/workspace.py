@@ -112,4 +112,11 @@ def reset_exercise(profile: str, module_id: str, drill: Drill) -> Path | None:
         kept = path.with_name(f"{path.stem}.before-reset-{time.strftime('%Y%m%d-%H%M%S')}.py")
         path.rename(kept)
     path.write_text(header(module_id, drill) + drill.starter, encoding="utf-8")
+    stamp = time.strftime('%Y%m%d-%H%M%S')
+    for f in drill.files:  # a multi-file lab's other files go back to their starters too, kept the same way
+        other = other_file_path(profile, module_id, drill, f.name)
+        if other.exists():
+            other.rename(other.with_name(f"{other.stem}.before-reset-{stamp}.py"))
+        other.parent.mkdir(parents=True, exist_ok=True)
+        other.write_text(f.starter, encoding="utf-8")
     return kept

@@ -145,6 +145,8 @@ async def test_repair_drill_needs_the_symptom_and_the_fix(make_app, mini_course_
         await settle(app, pilot)
         assert "Now repair it" in status_text(app)
         assert not app.session.drill_done("02", "keepdim-bug")
+        # the explanation names the fix: it waits until the drill is done (issue 20)
+        assert not app.screen.query_one("#explanation").has_class("-shown")
         await pilot.press("ctrl+e")
         app.screen.query_one("#editor", TextArea).text = "a = torch.ones(3)\nb = a.mean(dim=0, keepdim=True)\n"
         await pilot.press("ctrl+r")
@@ -156,6 +158,7 @@ async def test_repair_drill_needs_the_symptom_and_the_fix(make_app, mini_course_
         assert "Repaired" in status_text(app)
         assert "b = a.mean()" in text_of(app.screen.query_one("#solution"))
         assert app.session.drill_done("02", "keepdim-bug")
+        assert "keepdim keeps the reduced dimension" in text_of(app.screen.query_one("#explanation"))
 
 
 def write_course(tmp_path, mini_course_dir, drill_code: str, timeout: int = 2):

@@ -49,17 +49,18 @@ class CodeSubmitted(Submitted):
     """Edited code: an experiment, a repair or a lab's file (``kind`` says which)."""
 
     def __init__(self, module_id: str, drill: Drill, code: str, seconds: float, kind: AttemptKind,
-                 last_said: Mapping[str, ReadAnswer] | None = None):
+                 last_said: Mapping[str, ReadAnswer] | None = None, files: Mapping[str, str] | None = None):
         super().__init__(module_id, drill, seconds)
         self.code = code
         self.kind = kind
         self.last_said = last_said
+        self.files = files  # a lab's other files and earlier stages, by module name
 
     async def perform(self, service: TutoringService) -> RunReport:
         if self.kind == AttemptKind.REPAIR:
             return await service.submit_repair(self.module_id, self.drill, self.code, self.seconds)
         if self.kind == AttemptKind.EXERCISE:
-            return await service.check_lab(self.module_id, self.drill, self.code, self.seconds)
+            return await service.check_lab(self.module_id, self.drill, self.code, self.seconds, self.files)
         return await service.run_experiment(self.module_id, self.drill, self.code, self.seconds, self.last_said)
 
 

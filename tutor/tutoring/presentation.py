@@ -128,28 +128,50 @@ def _misconception_blocks(report: RunReport) -> list[Block]:
 
 
 def _lab_blocks(report: RunReport) -> list[Block]:
-    """A lab: all tests pass, or the first thing to fix (what the code raised, a rule, a failing test)."""
-    tally = [line((labs.summary(list(report.tests)), Tone.DIM))] if len(report.tests) > 1 else []
-    if report.outcome == Outcome.SOLVED:
-        return [line(("All checks pass ✓", Tone.GOOD))] + tally
+    """A lab: every named test with its result (n/m pass), the first failing one expanded.
+
+    A broken fence rule is shown beside the tests' messages, never instead of them: the
+    author's assertion says what is wrong with the code, the fence what else it changed.
+    """
     if report.compile_error:
         return [line(("Your code did not compile: ", Tone.BAD), inert(report.compile_error))]
-    if report.error:
-        return [line(("Your code raised ", Tone.BAD), inert(report.error))] + _misconception_blocks(report)
-    if report.fence:
-        return _fence_blocks(report)[:1]
-    blocks: list[Block] = [line(("First failing check:", Tone.BAD))]
-    failure = report.first_failure
-    if failure is not None:
-        if failure.name != CHECK_TEST:
-            blocks.append(line(("Test: ", Tone.STRONG), inert(failure.name)))
-        if failure.source:
-            blocks.append(line((inert(failure.source), Tone.CODE)))
-        if failure.message:
-            blocks.append(line(inert(failure.message)))
-    elif report.check_message:
-        blocks.append(line(inert(report.check_message)))
-    return blocks + _misconception_blocks(report) + tally
+    tests = list(report.tests)
+    named = len(tests) > 1 or any(t.name != CHECK_TEST for t in tests)
+    solved = report.outcome == Outcome.SOLVED
+    blocks: list[Block] = []
+    if solved:
+        blocks.append(line(("All checks pass ✓", Tone.GOOD)))
+    elif report.error:
+        blocks.append(line(("Your code raised ", Tone.BAD), inert(report.error)))
+    if named:
+        blocks.append(line((labs.summary(tests), Tone.DIM)))
+        if not solved:
+            blocks.extend(_test_list(tests, report.first_failure))
+    elif not solved and not report.error and (report.first_failure is not None or report.check_message):
+        blocks.append(line(("First failing check:", Tone.BAD)))
+        blocks.extend(_failure_detail(report.first_failure, report.check_message))
+    return blocks + _fence_blocks(report) + _misconception_blocks(report)
+
+
+def _test_list(tests, first) -> list[Block]:
+    blocks: list[Block] = []
+    for test in tests:
+        blocks.append(line(("✓ " if test.passed else "✗ ", Tone.GOOD if test.passed else Tone.BAD),
+                           (inert(test.name), Tone.STRONG if test is first else Tone.PLAIN)))
+        if test is first:
+            blocks.extend(_failure_detail(test, ""))
+    return blocks
+
+
+def _failure_detail(failure, fallback: str) -> list[Block]:
+    if failure is None:
+        return [line(inert(fallback))] if fallback else []
+    blocks: list[Block] = []
+    if failure.source:
+        blocks.append(line((inert(failure.source), Tone.CODE)))
+    if failure.message:
+        blocks.append(line(inert(failure.message)))
+    return blocks
 
 
 def _fence_blocks(report: RunReport) -> list[Block]:

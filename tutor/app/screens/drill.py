@@ -132,10 +132,18 @@ class DrillScreen(LessonScreen):
         pressed = self.query_one("#confidence", RadioSet).pressed_button
         return pressed.level if isinstance(pressed, ConfidenceButton) else None
 
-    def _reveal(self) -> None:
-        if self.revealed:
-            return
+    def _reveal(self, explain: bool = True) -> None:
+        """After the first prediction: the learner may edit now; ``explain`` shows the explanation too.
+
+        A repair drill's explanation names the bug and so the fix: it waits until the drill is done.
+        """
         self.revealed = True
+        if explain:
+            self._explain()
+
+    def _explain(self) -> None:
+        if self.query_one("#explanation", Markdown).has_class("-shown"):
+            return
         text = "### Why\n\n" + inert(self.drill.explanation)
         if self.drill.gpu_note.strip():
             text += "\n\n### On a GPU — not executed here\n\n" + inert(self.drill.gpu_note)
@@ -187,9 +195,11 @@ class DrillScreen(LessonScreen):
     def show(self, report: RunReport) -> None:
         if report.kind == AttemptKind.PREDICTION and report.recorded is not None:
             self.last_said = self._submitted
-            self._reveal()
+            self._reveal(explain=not self.drill.is_repair or report.drill_done)
         if report.outcome in (Outcome.REPAIRED, Outcome.REPAIRED_PREDICT_NEXT):
             self.show_solution("Repaired ✓ — the reference solution")
+        if self.drill.is_repair and report.drill_done:
+            self._explain()
         self.set_status(STATUS[report.outcome] if report.outcome != Outcome.NOT_FINISHED
                         else f"{report.not_recorded} {report.message}")
         self._finished()

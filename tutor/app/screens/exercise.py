@@ -23,7 +23,7 @@ from tutor.progress.store import AttemptKind
 from tutor.safe_text import inert
 from tutor.tutoring.reports import RunReport
 from tutor.tutoring.states import Outcome
-from tutor.workspace import ensure_starter, read_exercise, reset_exercise
+from tutor.workspace import ensure_starter, lab_files, read_exercise, reset_exercise
 
 
 class ExerciseScreen(LessonScreen):
@@ -64,6 +64,7 @@ class ExerciseScreen(LessonScreen):
             yield Static(Text.assemble(("Your file: ", "bold"), str(self.path),
                                        "\nEdit it in your own editor (ctrl+e opens $EDITOR) or right here; every "
                                        "save re-runs the checks. ctrl+r re-runs them by hand."), id="file")
+            yield Static("", id="stages")
             yield TextArea("", id="editor", soft_wrap=False, show_line_numbers=True, tab_behavior="indent")
             yield Static("", id="status")
             yield ResultPanel(id="result")
@@ -122,9 +123,20 @@ class ExerciseScreen(LessonScreen):
         except ValueError as exc:
             self.set_status(str(exc))
             return
+        try:  # a multi-file lab's other files, a chained lab's earlier stages (the learner's, or references)
+            files, notes = lab_files(self.app.profile_name, self.module_id, self.drill)
+        except ValueError as exc:
+            self.set_status(str(exc))
+            return
+        self._show_stages(notes)
         self.set_status("Running the checks in the sandbox…")
         self.post_message(CodeSubmitted(self.module_id, self.drill, code, time.monotonic() - self._clock,
-                                        AttemptKind.EXERCISE))
+                                        AttemptKind.EXERCISE, files=files))
+
+    def _show_stages(self, notes: list[str]) -> None:
+        """Whose code each earlier stage is, shown under the file (a chained lab only)."""
+        if notes:
+            self.query_one("#stages", Static).update(Text("Earlier stages: " + "; ".join(inert(n) for n in notes)))
 
     def current_hints(self) -> tuple[str, ...]:
         """The first failing test's own hints come first, once a run has said which test fails."""
@@ -187,6 +199,9 @@ class ExerciseScreen(LessonScreen):
                 return
             kept = reset_exercise(self.app.profile_name, self.module_id, self.drill)
             self._load_file()
+            self.query_one("#result", ResultPanel).clear()  # the last run's result was about the old file
+            self._hints, self.hints_shown = (), 0
+            self.query_one("#hints", Static).update("")
             where = f" Your version is kept at {kept}." if kept else ""
             self.set_status(f"The starter is back.{where}")
 
