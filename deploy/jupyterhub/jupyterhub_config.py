@@ -16,7 +16,7 @@ c.Authenticator.admin_users = set()
 # registered by pytorch-tutor's `jupyter_serverproxy_servers` entry point (tutor/web/jupyter.py).
 c.Spawner.default_url = "/tutor/"
 
-# One tutor process per tab plus its sandbox: about 300 MiB PSS per connected learner
+# One tutor process per tab plus its sandbox: about 270 MiB PSS per connected learner
 # (benchmarks/bench_serve_ui.py). Cap each learner's server so one cannot starve the class
 # (enforced by spawners that support it, e.g. SystemdSpawner or DockerSpawner).
 c.Spawner.mem_limit = "2G"
