@@ -1,0 +1,92 @@
+"""A multi-file lab: the learner's other files are importable by name; the judge imports their references."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+
+import pytest
+
+from tutor.authoring import check
+from tutor.course.loader import load_course
+from tutor.grading import grade, request_for
+from tutor.judge import labs
+from tutor.workspace import ensure_starter, lab_files, other_file_path, reset_exercise
+
+pytestmark = pytest.mark.slow
+
+MODULE = '''format_version: 2
+module: "1"
+drills:
+  - id: two-files
+    kind: lab
+    prompt: "Write `linear` in layers.py and `mlp` in your main file, which imports it."
+    setup: import torch
+    starter: |
+      from layers import linear
+
+      def mlp(x, w1, w2):
+          return None
+    solution: |
+      from layers import linear
+
+      def mlp(x, w1, w2):
+          return linear(linear(x, w1).relu(), w2)
+    files:
+      - name: layers
+        starter: |
+          def linear(x, w):
+              return None
+        solution: |
+          def linear(x, w):
+              return x @ w.T
+    tests:
+      - name: shapes
+        probe: |
+          x, w1, w2 = torch.ones(2, 3), torch.ones(4, 3), torch.ones(5, 4)
+          out = mlp(x, w1, w2)
+        check: |
+          assert out.shape == (2, 5), f"mlp gave shape {tuple(out.shape)}, expected (2, 5)"
+          assert bool((out == 12).all()), f"mlp gave {out.tolist()}"
+    wrong_submissions:
+      - code: |
+          from layers import linear
+
+          def mlp(x, w1, w2):
+              return linear(linear(x, w1).relu(), w2)
+        files: {layers: "def linear(x, w):\\n    return x @ w\\n"}
+        test: shapes
+        misconception: "a Linear weight is (out, in): x @ w needs w.T"
+    explanation: x @ w.T maps in to out features.
+    hints: [Look at the weight's shape.]
+'''
+
+
+def test_the_learners_other_file_is_used_and_reset_with_the_lab(tmp_path, tutor_home, sandbox):
+    root = tmp_path / "course"
+    root.mkdir()
+    (root / "course.yaml").write_text('format_version: 2\nid: two\ntitle: T\nparts: [{id: p, title: P}]\n'
+                                      'modules:\n  - {id: "1", part: p, requires: [], title: M, file: m.yaml}\n')
+    (root / "m.yaml").write_text(MODULE)
+    course = load_course(root)
+    assert not course.all_errors(), course.all_errors()
+    lab = course.slot("1").module.drill("two-files")
+    ensure_starter("default", "1", lab)
+    layers = other_file_path("default", "1", lab, "layers")
+    assert layers.read_text().startswith("def linear(x, w):\n    return None")
+
+    def run(files):
+        return grade(lab, {}, asyncio.run(sandbox.run(request_for(lab, lab.solution, files))))
+
+    # the learner's main file is right, but their layers.py is still the starter
+    assert not labs.all_passed(run(lab_files("default", "1", lab)[0]).tests)
+    layers.write_text("def linear(x, w):\n    return x @ w.T\n")
+    assert labs.all_passed(run(lab_files("default", "1", lab)[0]).tests)
+    # the wrong layers.py of the listed wrong submission is rejected by its test
+    layers.write_text("def linear(x, w):\n    return x @ w\n")
+    assert not run(lab_files("default", "1", lab)[0]).tests[0].passed
+    reset_exercise("default", "1", lab)
+    assert "return None" in layers.read_text()
+    assert list(layers.parent.glob("layers.before-reset-*.py"))
+    out = io.StringIO()
+    assert check([root], out) == 0, out.getvalue()  # starter fails, references pass, the wrong layers.py rejected
