@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from tutor.course.graph import ModuleState, Status
 from tutor.course.loader import Course, ModuleSlot
-from tutor.course.schema import Module, SelfCheck
+from tutor.course.schema import Module
+from tutor.placement import PlacementQuestion, draw
 from tutor.progress.review import Clock, Rating, ReviewQueue, utc_now
 from tutor.progress.stats import Stats, compute
 from tutor.progress.store import Attempt, ProfileStore
@@ -18,9 +19,6 @@ from tutor.progress.summary import CourseProgress, summarise
 SELF_CHECKS = "self-check"  # the position item for a module's self-check questions
 
 OPENABLE = (Status.OPEN, Status.IN_PROGRESS, Status.DONE, Status.TESTED_OUT)
-PLACEMENT_PER_MODULE = 2
-PLACEMENT_MAX = 12
-PLACEMENT_PASS = 0.8
 
 
 class Session:
@@ -137,17 +135,19 @@ class Session:
 
     # ---------------------------------------------------------------- test-out
 
-    def placement_set(self, module_id: str) -> list[tuple[str, SelfCheck]]:
-        """Multiple-choice questions from the unfinished written modules this one depends on."""
-        missing = self._missing_ancestors(module_id)
-        questions: list[tuple[str, SelfCheck]] = []
-        for ancestor in reversed(missing):  # nearest prerequisites first
-            module = self.module(ancestor)
-            if module is None:
-                continue
-            choices = [c for c in module.self_checks if c.is_choice][:PLACEMENT_PER_MODULE]
-            questions.extend((ancestor, c) for c in choices)
-        return questions[:PLACEMENT_MAX]
+    def placement_set(self, module_id: str) -> list[PlacementQuestion]:
+        """5-8 questions from the unfinished written modules this one depends on, none asked last time."""
+        modules = [m for a in reversed(self._missing_ancestors(module_id))  # nearest prerequisites first
+                   if (m := self.module(a)) is not None]
+        earlier = [a for a in self.store.attempts() if a.kind == "placement" and a.verdict.get("for") == module_id]
+        asked = {key for a in earlier for key in a.verdict.get("asked", []) if isinstance(key, str)}
+        return draw(modules, asked, seed=f"{module_id}:{self.placement_tries(module_id) + 1}")
+
+    def placement_tries(self, module_id: str) -> int:
+        """How many placements were taken to open ``module_id`` (each records its try number)."""
+        tries = {a.verdict.get("try", a.at) for a in self.store.attempts()
+                 if a.kind == "placement" and a.verdict.get("for") == module_id}
+        return len(tries)
 
     def _missing_ancestors(self, module_id: str) -> list[str]:
         """Written, unfinished modules this one needs, directly or through others, in course order."""

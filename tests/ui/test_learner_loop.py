@@ -125,6 +125,20 @@ async def test_stats_screen_shows_accuracy_and_calibration(make_app, mini_course
         assert "●" in text_of(app.screen.query_one("#recent"))
 
 
+# the right and a wrong answer to each placement question the mini course's 01 can give
+PLACEMENT_ANSWERS = {"transpose-strides": ("(1, 3)", "(3, 1)"), "sum-dtype": ("int64", "float32"),
+                     "which-copies": ("b", "a")}
+
+
+async def _answer_placement(app, pilot, right: bool) -> None:
+    screen = app.screen
+    while screen.report is None:
+        good, bad = PLACEMENT_ANSWERS[screen.questions[screen.index].item]
+        await type_into(pilot, "#answer", good if right else bad)
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+
 async def test_test_out_opens_a_locked_module(make_app, mini_course_dir):
     app = make_app(mini_course_dir)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
@@ -133,19 +147,28 @@ async def test_test_out_opens_a_locked_module(make_app, mini_course_dir):
         app.test_out("02")
         await pilot.pause()
         assert isinstance(app.screen, PlacementScreen)
-        await pilot.press("b", "enter")  # the one multiple-choice question of 01, answered right
-        await pilot.pause()
+        kinds = {q.runs_code for q in app.screen.questions}
+        assert kinds == {True, False}  # predictions run in the sandbox, and self-checks
+        await _answer_placement(app, pilot, right=True)
+        assert "3/3 right" in text_of(app.screen.query_one("#status"))
         assert app.session.state("01").status == Status.TESTED_OUT  # skipped, not done
+        await pilot.press("escape")
+        await pilot.pause()
         assert isinstance(app.screen, DrillScreen) and app.screen.module_id == "02"
 
 
-async def test_failed_test_out_keeps_the_module_locked(make_app, mini_course_dir):
+async def test_failed_test_out_keeps_the_module_locked_and_says_why(make_app, mini_course_dir):
     app = make_app(mini_course_dir)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         app.test_out("02")
         await pilot.pause()
-        await pilot.press("a", "enter")
+        await _answer_placement(app, pilot, right=False)
+        results = text_of(app.screen.query_one("#results"))
+        assert "✗" in results and "✓" not in results
+        assert "right: b) x.clone()" in results and "you chose a)" in results
+        assert "right: (1, 3)" in results and "stride, dim 0: you said 3, observed 1" in results
+        await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, MapScreen)
         assert app.session.state("02").status == Status.LOCKED

@@ -196,14 +196,36 @@ async def test_self_check_answers_are_judged_once_and_free_text_asks_for_a_ratin
         service.rate_self_check("01", free, 5)
 
 
+OBSERVED_IN_01 = {"transpose-strides": (strides(1, 3), "(1, 3)", "(3, 1)"),
+                  "sum-dtype": ({"type": "dtype", "value": "torch.int64"}, "int64", "float32")}
+
+
+async def _take(service, session, questions, right: bool):
+    """Answer each question (right or wrong); drills run in the fake sandbox, self-checks need none."""
+    results = []
+    for q in questions:
+        if q.runs_code:
+            value, good, bad = OBSERVED_IN_01[q.drill.id]
+            service.sandbox.results.append(observed({q.ask.key: value}))
+            results.append(await service.answer_placement(q, good if right else bad))
+        else:
+            results.append(await service.answer_placement(q, "b" if right else "a"))
+    return results
+
+
 async def test_placement_passes_only_above_the_bar_and_marks_what_it_covered(session):
-    service = TutoringService(session, None)
+    service = TutoringService(session, FakeSandbox([]))
     questions = session.placement_set("02")
-    wrong = [service.read_placement_answer(m, c, "a") for m, c in questions]
-    report = await service.take_placement("02", wrong)
+    assert {q.runs_code for q in questions} == {True, False}  # drills and self-checks
+    report = await service.take_placement("02", await _take(service, session, questions, right=False))
     assert not report.passed and report.tested_out == () and report.unlocked == ()
-    right = [service.read_placement_answer(m, c, "b") for m, c in questions]
-    report = await service.take_placement("02", right)
+    wrong_drill = next(r for r in report.rows if "y.stride()" in r.question or "dtype" in r.question)
+    assert not wrong_drill.correct and wrong_drill.right_answer in ("(1, 3)", "torch.int64") and wrong_drill.why
+    wrong_choice = next(r for r in report.rows if r.question.startswith("Which of these copies"))
+    assert wrong_choice.right_answer == "b) x.clone()" and "you chose a)" in wrong_choice.why
+    questions = session.placement_set("02")
+    report = await service.take_placement("02", await _take(service, session, questions, right=True))
     assert report.passed and report.tested_out == ("01",)
     assert [m.id for m in report.unlocked] == ["02"]
     assert [(a.kind, a.correct) for a in session.store.attempts()] == [("placement", False), ("placement", True)]
+    assert session.state("01").status.value == "tested out" and "01" not in session.progress.done

@@ -147,7 +147,7 @@ class TutorApp(App):
             self.notify(f"Module {module_id} is {state.status.value}: nothing to test out of.", timeout=4)
             return
         if not self.session.placement_set(module_id):
-            self.notify("Its prerequisites have no multiple-choice questions to test out with.", severity="warning")
+            self.notify("Its prerequisites have no questions to test out with.", severity="warning")
             return
         self.push_screen(PlacementScreen(module_id))
 

@@ -107,13 +107,15 @@ class SelfCheckReport:
 
 
 @dataclass(frozen=True)
-class PlacementAnswer:
-    """One placement question answered: its module, the question, the option chosen (read once)."""
+class PlacementRow:
+    """One placement question as the learner sees it afterwards: right or wrong, and why."""
 
     module_id: str
-    check_id: str
-    chosen: int
+    question: str
+    said: str
     correct: bool
+    right_answer: str
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -122,5 +124,6 @@ class PlacementReport:
     right: int
     total: int
     passed: bool
-    tested_out: tuple[str, ...] = ()  # the prerequisites now marked as known
+    tested_out: tuple[str, ...] = ()  # the prerequisites now marked as tested out (never "done")
     unlocked: tuple[ModuleRef, ...] = ()
+    rows: tuple[PlacementRow, ...] = ()  # every answer, so that a failed placement still teaches

@@ -18,9 +18,11 @@ from tutor.progress.review import SELF_RATINGS, rating_for
 from tutor.progress.store import Attempt, AttemptKind
 from tutor.sandbox.client import RunResult
 from tutor.sandbox.wire import RunRequest
-from tutor.session import PLACEMENT_PASS, Session
+from tutor.placement import PlacementQuestion, PlacementResult, judge_choice, judge_prediction
+from tutor.placement import passed as placement_passed
+from tutor.session import Session
 from tutor.tutoring.reports import (NOT_RECORDED_OFF, NOT_RECORDED_UNFINISHED, NOT_RECORDED_UNREADABLE, AskRow,
-                                    ModuleRef, PlacementAnswer, PlacementReport, Recorded, RunReport,
+                                    ModuleRef, PlacementReport, PlacementRow, Recorded, RunReport,
                                     SelfCheckReport)
 from tutor.tutoring.states import Outcome
 
@@ -219,26 +221,46 @@ class TutoringService:
         self.session.rate(module_id, check.id, "self_check", SELF_RATINGS[self_rating], seconds)
         return True
 
-    @staticmethod
-    def read_placement_answer(module_id: str, check: SelfCheck, text: str) -> PlacementAnswer:
-        """Read one placement answer (raises AnswerError with the message to show)."""
-        chosen = parse_answer("choice", text, check.options)
-        return PlacementAnswer(module_id, check.id, chosen, chosen == check.correct)
+    async def answer_placement(self, question: PlacementQuestion, text: str) -> PlacementResult:
+        """Judge one placement answer: a letter for a self-check, a prediction run in the sandbox for a drill.
 
-    async def take_placement(self, module_id: str, answers: list[PlacementAnswer]) -> PlacementReport:
-        """Score a placement set; passing marks the prerequisites it covered as tested out."""
-        right = sum(a.correct for a in answers)
-        score = right / len(answers) if answers else 0.0
-        passed = score >= PLACEMENT_PASS
-        covered = tuple(sorted({a.module_id for a in answers}))
+        Raises AnswerError (with the message to show) when the answer cannot be read; nothing ran then.
+        """
+        if question.check is not None:
+            return judge_choice(question, text, parse_answer("choice", text, question.check.options))
+        drill, ask = question.drill, question.ask
+        said = read_answers(drill, {ask.key: text})
+        if not said[ask.key].readable:
+            raise AnswerError(said[ask.key].problem)
+        outcome = await self.observe(drill, None, said)
+        graded = next((a for a in outcome.asks if a.ask.key == ask.key), None)
+        return judge_prediction(question, text, graded, "" if outcome.result.ok else outcome.result.message)
+
+    async def take_placement(self, module_id: str, results: list[PlacementResult]) -> PlacementReport:
+        """Score a placement; passing marks the prerequisites it covered as tested out (never done)."""
+        right = sum(r.correct for r in results)
+        score = right / len(results) if results else 0.0
+        passed = placement_passed(results)
+        covered = tuple(sorted({r.question.module for r in results}))
         unlocked: list[str] = []
         if self.session is not None:
+            asked = [r.question.key for r in results]  # a retry draws other questions
+            attempt_no = self.session.placement_tries(module_id) + 1
             for ancestor in covered:
                 unlocked += self.session.record(Attempt(
                     module=ancestor, item="placement", kind=AttemptKind.PLACEMENT, correct=passed,
-                    verdict={"for": module_id, "score": round(score, 3)}))
-        return PlacementReport(module_id, right, len(answers), passed, covered if passed else (),
-                               self._refs(sorted(set(unlocked))))
+                    answers={r.question.key: r.answer for r in results if r.question.module == ancestor},
+                    verdict={"for": module_id, "score": round(score, 3), "asked": asked, "try": attempt_no}))
+        rows = tuple(PlacementRow(r.question.module, _placement_question(r.question), r.answer, r.correct,
+                                  r.right_answer, r.why) for r in results)
+        return PlacementReport(module_id, right, len(results), passed, covered if passed else (),
+                               self._refs(sorted(set(unlocked))), rows)
+
+
+def _placement_question(question: PlacementQuestion) -> str:
+    if question.check is not None:
+        return question.check.question
+    return f"{question.drill.prompt.strip()} — {question.ask.question}"
 
 
 def _row(a) -> AskRow:

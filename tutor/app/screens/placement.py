@@ -1,9 +1,9 @@
-"""Test out: a short placement set that opens a locked module for a learner who knows its prerequisites."""
+"""Test out: a placement drawn from the modules a learner asks to skip, then every answer with why."""
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -11,21 +11,23 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Markdown, Static
 
 from tutor.judge import AnswerError
+from tutor.placement import PLACEMENT_PASS, PlacementQuestion, PlacementResult, form_of
 from tutor.safe_text import inert
-from tutor.session import PLACEMENT_PASS
 from tutor.tutoring.presentation import option_lines
-from tutor.tutoring.reports import PlacementAnswer
+from tutor.tutoring.reports import PlacementReport
 
 
 class PlacementScreen(Screen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Give up")]
+    BINDINGS = [Binding("escape", "leave", "Give up / done")]
 
     def __init__(self, module_id: str):
         super().__init__()
         self.module_id = module_id
-        self.questions = self.app.session.placement_set(module_id)
+        self.questions: list[PlacementQuestion] = self.app.session.placement_set(module_id)
         self.index = 0
-        self.results: list[PlacementAnswer] = []
+        self.results: list[PlacementResult] = []
+        self.report: PlacementReport | None = None
+        self.running = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -33,46 +35,86 @@ class PlacementScreen(Screen):
             yield Static("", id="where", classes="where")
             yield Markdown("", id="question")
             yield Static("", id="options")
-            yield Input(placeholder="the letter of your answer", id="answer")
+            yield Input(id="answer")
             yield Static("", id="status")
+            yield Static("", id="results")
         yield Footer()
 
     def on_mount(self) -> None:
         self.show_question()
 
     def show_question(self) -> None:
-        module_id, check = self.questions[self.index]
+        question = self.questions[self.index]
         slot = self.app.session.slot(self.module_id)
         self.query_one("#where", Static).update(Text(
             f"Test out of the prerequisites of {self.module_id} {inert(slot.title)} — question "
-            f"{self.index + 1}/{len(self.questions)} (from module {module_id})"))
-        self.query_one("#question", Markdown).update(inert(check.question))
-        self.query_one("#options", Static).update(Text("\n".join(option_lines(check.options, "  "))))
+            f"{self.index + 1}/{len(self.questions)} (from module {question.module})"))
+        if question.check is not None:
+            self.query_one("#question", Markdown).update(inert(question.check.question))
+            self.query_one("#options", Static).update(Text("\n".join(option_lines(question.check.options, "  "))))
+        else:  # a prediction: the code runs in the sandbox once the learner has answered
+            drill = question.drill
+            code = "\n".join(part.rstrip("\n") for part in (drill.setup, drill.code) if part.strip())
+            self.query_one("#question", Markdown).update(
+                f"{inert(drill.prompt)}\n\n```python\n{inert(code)}\n```\n\n**{inert(question.ask.question)}**")
+            self.query_one("#options", Static).update("")
         answer = self.query_one("#answer", Input)
+        answer.placeholder = form_of(question)
         answer.value = ""
         answer.focus()
-        self.query_one("#status", Static).update(Text(
-            f"Answer {PLACEMENT_PASS:.0%} right to open the module directly. Escape gives up."))
+        self.set_status(f"Answer {PLACEMENT_PASS:.0%} right to open the module directly. Escape gives up.")
+
+    def set_status(self, text: str) -> None:
+        self.query_one("#status", Static).update(Text(text))
 
     @on(Input.Submitted, "#answer")
-    async def submit(self, event: Input.Submitted) -> None:
-        module_id, check = self.questions[self.index]
-        try:
-            answer = self.app.tutoring.read_placement_answer(module_id, check, event.value)
-        except AnswerError as exc:
-            self.query_one("#status", Static).update(Text(str(exc)))
+    def submit(self, event: Input.Submitted) -> None:
+        if self.running or self.report is not None:
             return
-        self.results.append(answer)
+        self.running = True
+        self.set_status("Checking your answer…")
+        self.judge_answer(self.questions[self.index], event.value)
+
+    @work(exclusive=True, group="sandbox", exit_on_error=False)
+    async def judge_answer(self, question: PlacementQuestion, text: str) -> None:
+        try:
+            result = await self.app.tutoring.answer_placement(question, text)
+        except AnswerError as exc:
+            self.set_status(str(exc))
+            return
+        finally:
+            self.running = False
+        self.results.append(result)
         if self.index + 1 < len(self.questions):
             self.index += 1
             self.show_question()
             return
-        report = await self.app.tutoring.take_placement(self.module_id, self.results)
-        self.app.pop_screen()
+        self.report = await self.app.tutoring.take_placement(self.module_id, self.results)
+        self.show_results(self.report)
+
+    def show_results(self, report: PlacementReport) -> None:
+        self.query_one("#question", Markdown).update("")
+        self.query_one("#options", Static).update("")
+        self.query_one("#answer", Input).display = False
+        lines = Text()
+        for i, row in enumerate(report.rows, start=1):
+            mark, style = ("✓", "green") if row.correct else ("✗", "red")
+            lines.append(f"{mark} {i}. ", style=style)
+            lines.append(f"(module {row.module_id}) {inert(row.question)}\n")
+            lines.append(f"   you said {inert(row.said)}; right: {inert(row.right_answer)}\n")
+            if not row.correct and row.why:
+                lines.append(f"   why: {inert(row.why)}\n", style="italic")
+        self.query_one("#results", Static).update(lines)
         if report.passed:
-            self.app.notify(f"{report.right}/{report.total} right: module {self.module_id} is open.",
-                            title="Tested out", timeout=8)
-            self.app.open_module(self.module_id)
+            self.set_status(f"{report.right}/{report.total} right: module {self.module_id} is open; modules "
+                            f"{', '.join(report.tested_out)} are marked tested out. Escape to go on.")
         else:
-            self.app.notify(f"{report.right}/{report.total} right — not enough to skip ahead this time. "
-                            "The modules before it will get you there.", severity="warning", timeout=8)
+            self.set_status(f"{report.right}/{report.total} right — not enough to skip ahead this time (a retry "
+                            "asks other questions). Read why above; Escape returns to the map.")
+        self.focus()
+
+    def action_leave(self) -> None:
+        self.app.pop_screen()
+        if self.report is not None and self.report.passed:
+            self.app.notify(f"Tested out: module {self.module_id} is open.", timeout=6)
+            self.app.open_module(self.module_id)
