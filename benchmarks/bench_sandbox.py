@@ -12,6 +12,9 @@ A script, not a timed test (load from other users of the machine moves the numbe
 * compute: the same 20-step MLP training loop inside the sandbox and in this process, in
   alternating rounds, timing only the loop; the losses must match.
 
+* compile: lessons/23's Inductor drill under ``needs: [exec]``, first with the course's compile
+  cache empty (g++ runs), then warm (issue 20 item 8: warm ≤ 5 s).
+
 Targets (issue 3): warm p50 ≤ 35 ms with full isolation (≤ 15 ms without), ≥ 35× faster than
 cold; compute inside within 5 % of outside.
 
@@ -54,6 +57,41 @@ for step in range(20):
 seconds = time.perf_counter() - started
 final = round(loss.item(), 5)
 """
+
+
+COMPILE = """
+import torch
+def f(x, w):
+    return torch.tanh(x @ w).sin().sum(dim=1) * 2 + 1
+w = torch.randn(8, 8, requires_grad=True)
+xs = [torch.randn(16, 8) for _ in range(3)]
+torch._dynamo.reset()
+outs = [torch.compile(f)(x, w) for x in xs]
+"""
+
+
+def compile_runs(rounds: int) -> tuple[list[float], list[float]]:
+    """lessons/23's Inductor drill as a run sees it: with the course's compile cache empty, then warm.
+
+    Each round uses a fresh cache directory and a fresh sandbox whose zygote has imported
+    torch.compile's modules (``warm_compile``); each time is Run → observation.
+    """
+    import tempfile
+
+    colds, warms = [], []
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory(prefix="bench-compile-cache-") as cache:
+            box = Sandbox(compile_cache=cache, warm_compile=True)
+            box.start_sync()
+            while not box.info.get("compile_warm"):  # the zygote reports when its late imports are done
+                time.sleep(0.1)
+            for times in (colds, warms):
+                started = time.perf_counter()
+                result = asyncio.run(box.run(RunRequest(code=COMPILE, needs=("exec",), timeout=240)))
+                times.append((time.perf_counter() - started) * 1000)
+                assert result.ok and result.observation.error is None, result.message or result.observation.error
+            box.close_sync()
+    return colds, warms
 
 
 def trivial_request() -> RunRequest:
@@ -126,6 +164,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=60)
     parser.add_argument("--cold", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--compile", type=int, default=1, help="rounds of the cold/warm torch.compile drill")
     parser.add_argument("--pause", type=float, default=0.15, help="seconds between runs at a learner's pace")
     args = parser.parse_args()
     request = trivial_request()
@@ -182,9 +221,18 @@ def main() -> int:
           f"final loss {'identical' if len(losses) == 1 else 'DIFFERS'}: {sorted(losses)}")
     for box in (full, bare, nopool):
         box.close_sync()
+    compile_cold = compile_warm = 0.0
+    if args.compile and full.tier_level == "1":
+        print("torch.compile (lessons/23's Inductor drill, needs: [exec]), the course's compile cache empty vs warm:")
+        colds, warms = compile_runs(args.compile)
+        compile_cold = show("cold: empty cache, g++ builds the kernel", colds)
+        compile_warm = show("warm: the kernels come from the cache", warms)
+        print(f"ratio cold/warm: {compile_cold / compile_warm:.1f}x; target warm ≤ 5000 ms: "
+              f"{'met' if compile_warm <= 5000 else 'NOT met'}")
     print(json.dumps({"warm_full_p50": full_p50, "warm_full_p90": pct(w["full"], 0.9), "warm_none_p50": bare_p50,
                       "warm_none_p90": pct(w["bare"], 0.9), "cold_p50": cold_p50, "zygote_start_p50": start_p50,
-                      "ratio_full": cold_p50 / full_p50, "inside_s": i, "outside_s": o}))
+                      "ratio_full": cold_p50 / full_p50, "inside_s": i, "outside_s": o,
+                      "compile_cold_ms": compile_cold, "compile_warm_ms": compile_warm}))
     return 0
 
 

@@ -186,8 +186,8 @@ def _output_tail(result) -> list[str]:
 
 
 async def _check_all(jobs: list[tuple[Module, Drill]], parallel: int, out: TextIO,
-                     read_only: list[Path] = ()) -> list[DrillReport]:
-    sandbox = Sandbox(read_only=read_only)
+                     sandbox_options: dict | None = None) -> list[DrillReport]:
+    sandbox = Sandbox(**(sandbox_options or {}))
     try:  # the zygote's start (an import of torch) is not any drill's time
         await sandbox.start()
     except Exception:  # noqa: BLE001 - each run then reports why the sandbox could not start
@@ -229,10 +229,14 @@ def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, paral
         return 1
     parallel = parallel or max(1, os.cpu_count() or 1)
     # A module file checked on its own belongs to the course of its directory: the built-in
-    # course's files need its code (capstone) just as the whole course does.
-    code = [p for t in targets
-            for p in grants.code_dirs(t.course.root if t.course is not None else Path(t.label).parent)]
-    reports = asyncio.run(_check_all(jobs, parallel, out, code))
+    # course's files need its code (capstone) just as the whole course does. One course gets
+    # its own sandbox options, compile cache included (never one course's cache for another).
+    roots = {t.course.root if t.course is not None else Path(t.label).parent for t in targets}
+    if len(roots) == 1:
+        options = grants.sandbox_options(next(iter(roots)), [m for t in targets for m in t.modules])
+    else:
+        options = {"read_only": [p for root in roots for p in grants.code_dirs(root)]}
+    reports = asyncio.run(_check_all(jobs, parallel, out, options))
     failed = [r for r in reports if not r.ok]
     fresh: dict[str, dict[str, dict[str, str]]] = {}
     for (module, drill), report in zip(jobs, reports):

@@ -37,6 +37,14 @@ def cache_dir() -> Path:
     return Path(override).expanduser() / "cache" if override else platformdirs.user_cache_path(APP_NAME)
 
 
+def compile_cache_dir(course_root: Path) -> Path:
+    """Where torch.compile's kernels for one course are kept between runs (one directory per course)."""
+    import hashlib
+
+    key = hashlib.sha256(str(Path(course_root).resolve()).encode()).hexdigest()[:24]
+    return data_dir() / "compile-cache" / key
+
+
 def valid_profile_name(name: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name))
 

@@ -342,7 +342,7 @@ def _indent(text: str) -> str:
 
 def run_plain(session: Session, profile: str, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout,
               sandbox: Sandbox | None = None) -> int:
-    sandbox = sandbox or Sandbox(read_only=grants.code_dirs(session.course.root))
+    sandbox = sandbox or Sandbox(**grants.sandbox_options(session.course.root, session.course.modules()))
     return PlainTutor(session, sandbox, profile, stdin, out).main()
 
 

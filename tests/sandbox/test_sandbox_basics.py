@@ -159,3 +159,14 @@ def test_parent_refuses_hostile_results():
         parse_observation(b'{"protocol": 2, "asks": {"x": {"value": {"type": "pickle"}}}}')
     with pytest.raises(BadResult):
         parse_observation(b"not json")
+
+
+def test_a_long_failure_keeps_the_line_that_says_why():
+    """torch.compile's errors put the cause last (a compiler's last words): clipping keeps the end."""
+    result = run('raise RuntimeError("C++ compile error\\n" + "In file included from x.h\\n" * 400 '
+                 '+ "g++: internal compiler error: File size limit exceeded")',
+                 check="assert False, 'noise ' * 1000 + 'the assertion that matters'")
+    obs = result.observation
+    assert obs.error.message.startswith("C++ compile error") and "characters cut" in obs.error.message
+    assert obs.error.message.endswith("g++: internal compiler error: File size limit exceeded")
+    assert obs.check == "failed" and obs.check_message.endswith("the assertion that matters")

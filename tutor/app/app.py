@@ -46,7 +46,7 @@ class TutorApp(App):
         super().__init__()
         self.session = session or Session(course, store)
         self.start = start
-        self.sandbox = sandbox or Sandbox(read_only=grants.code_dirs(course.root))
+        self.sandbox = sandbox or Sandbox(**grants.sandbox_options(course.root, course.modules()))
         self.sandbox.on_note = lambda note: self.notify(note, title="Sandbox restarted", severity="warning")
         self.tutoring = TutoringService(self.session, self.sandbox)
         self.profile_name = profile_name

@@ -43,6 +43,18 @@ def pack_key(root: Path) -> str:
     return "grants:" + hashlib.sha256(str(Path(root).resolve()).encode()).hexdigest()[:24]
 
 
+def sandbox_options(course_root: Path, modules: Iterable[Module]) -> dict:
+    """What a sandbox for a course is made with: ``Sandbox(**sandbox_options(course.root, course.modules()))``.
+
+    The course's own code, read-only; its compile cache; and, when any of its drills may
+    compile (``needs: [exec]``), torch.compile's modules imported ahead in the zygote.
+    """
+    from tutor.locations import compile_cache_dir
+
+    return {"read_only": code_dirs(course_root), "compile_cache": compile_cache_dir(course_root),
+            "warm_compile": "exec" in requested(modules)}
+
+
 def code_dirs(course_root: Path) -> list[Path]:
     """Directories of code a course's drills import inside the sandbox, which it shows them read-only.
 

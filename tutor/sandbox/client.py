@@ -47,7 +47,7 @@ from pathlib import Path
 
 from tutor.sandbox.layers import describe_layers
 from tutor.sandbox.results import RunResult, from_done
-from tutor.sandbox.wire import MAX_EXPORT, OUTPUT_LIMIT, SLACK, RunRequest
+from tutor.sandbox.wire import MAX_EXPORT, OUTPUT_LIMIT, SLACK, RunRequest, granted
 from tutor.sandbox.zygote_process import SandboxUnavailable, _Zygote, _ZygoteDied, probe
 
 START_TIMEOUT = 90.0  # importing torch cold can take a while on a loaded machine
@@ -82,12 +82,17 @@ class Sandbox:
 
     def __init__(self, python: str | None = None, output_limit: int = OUTPUT_LIMIT,
                  start_timeout: float = START_TIMEOUT, tier: str | None = None, prefork: int = 2,
-                 read_only: Iterable[str | os.PathLike] = ()):
+                 read_only: Iterable[str | os.PathLike] = (), compile_cache: str | os.PathLike | None = None,
+                 warm_compile: bool = False):
         self.python = python or sys.executable
         self.prefork = prefork  # confined runners kept ready, so a Run does not wait for fork
         # Directories the course's code lives in (the capstone package, helper modules): shown
         # read-only to every run, besides the interpreter's own. Nothing else of the host is.
         self.read_only = tuple(_read_only_dirs(read_only))
+        # The course's compile cache (``inner/compile_cache.py``): torch.compile's kernels kept across runs,
+        # seen only by the learner-side process of a run granted exec, in tier 1.
+        self.compile_cache = os.path.abspath(os.fspath(compile_cache)) if compile_cache else None
+        self.warm_compile = warm_compile  # import torch.compile's modules in the zygote while it idles
         self.output_limit = output_limit
         self.start_timeout = start_timeout
         forced = tier if tier is not None else (os.environ.get(TIER_ENV) or None)
@@ -193,7 +198,8 @@ class Sandbox:
                 if zygote is not None:
                     self._replaced = zygote.death or "it stopped"
                     zygote.close(wait=0.5)
-                zygote = self._zygote = _Zygote(self.python, self.choose_tier(), self.prefork, self.read_only)
+                zygote = self._zygote = _Zygote(self.python, self.choose_tier(), self.prefork, self.read_only,
+                                                 self.compile_cache, self.warm_compile)
             return zygote
 
     async def _ensure_zygote(self) -> _Zygote:
@@ -235,11 +241,12 @@ class Sandbox:
         process from the zygote runs the setup again, takes that data, and runs the
         check. The verdict never comes from a process the judged code ran in.
         """
+        cache = self.compile_cache is not None and "exec" in granted(request.needs)
         if not request.judged:
-            return await self._run_plain(request)
+            return await self._run_plain(replace(request, compile_cache=cache))
         probes = tuple(replace(t, check="") for t in request.tests)  # the learner's half never sees a check
         learner = await self._run_plain(replace(request, judged=False, export=True, check="", tests=probes,
-                                                rules=None, sources=(), judge_modules=()))
+                                                rules=None, sources=(), judge_modules=(), compile_cache=cache))
         obs = learner.observation
         if not learner.ok or obs is None:
             return learner

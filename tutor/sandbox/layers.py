@@ -7,6 +7,7 @@ the status line.
 
 from __future__ import annotations
 
+from tutor.sandbox.inner.compile_cache import BUDGET_BYTES as CACHE_BUDGET  # standard library only
 from tutor.sandbox.wire import (ADDRESS_SPACE, CGROUP_RUN_MEMORY, FILE_SIZE, OPEN_FILES, PROCESSES, SCRATCH_BYTES,
                                 SCRATCH_INODES)
 
@@ -84,6 +85,10 @@ def describe_layers(facts: dict) -> dict[str, str]:
                                "CAP_SETPCAP, which a non-root tutor lacks), and no_new_privs keeps setuid "
                                "programs and file capabilities from granting any")
     out["session"] = "setsid, parent-death signal, wall-clock kill of the whole process tree"
+    cache = facts.get("compile_cache")
+    if cache:
+        out["compile cache"] = (f"{cache}: torch.compile's kernels for this course, kept between runs; read-write "
+                                f"only for the learner's side of a run granted exec, at most {CACHE_BUDGET >> 20} MiB")
     extra = facts.get("extra_ro") or []
     if extra:
         out["course code"] = "read-only: " + ", ".join(str(p) for p in extra)

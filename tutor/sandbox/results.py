@@ -11,6 +11,7 @@ import signal
 from dataclasses import dataclass
 
 from tutor.safe_text import inert
+from tutor.sandbox.inner.compile_cache import BUDGET_BYTES as CACHE_BUDGET  # standard library only
 from tutor.sandbox.wire import BadResult, Observation, read_observation
 
 
@@ -60,6 +61,9 @@ def from_done(header: dict, blobs: list[bytes], timeout: float, output_limit: in
     elif header.get("reason") == "scratch":
         result = RunResult("crashed", message="The snippet wrote more than the scratch directory's limit "
                                               "(64 MiB or 4096 files) and was stopped.")
+    elif header.get("reason") == "compile cache":
+        result = RunResult("crashed", message="The snippet wrote more than the compile cache's limit "
+                                              f"({CACHE_BUDGET >> 20} MiB) and was stopped.")
     elif header.get("reason") == "cancelled":
         result = RunResult("crashed", message="The run was cancelled.")
     else:

@@ -39,6 +39,7 @@ def zygote_environment() -> dict[str, str]:
         "HOME": "/nonexistent",
         "OPENBLAS_NUM_THREADS": "1",
         "CUDA_VISIBLE_DEVICES": "",
+        "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS": "0",  # read when torch imports: see inner/compile_cache.py
     }
 
 
@@ -74,9 +75,14 @@ def _run_probe(python: str) -> dict:
 
 
 class _Zygote:
-    def __init__(self, python: str, tier: str, pool: int, read_only: tuple[str, ...] = ()):
+    def __init__(self, python: str, tier: str, pool: int, read_only: tuple[str, ...] = (),
+                 compile_cache: str | None = None, warm_compile: bool = False):
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         extra = [arg for path in read_only for arg in ("--read-only", path)]
+        if compile_cache:
+            extra += ["--compile-cache", compile_cache]
+        if warm_compile:
+            extra.append("--warm-compile")
         try:
             self.proc = subprocess.Popen(
                 [python, "-I", "-m", ZYGOTE, "--tier", tier, "--fd", str(child.fileno()), "--pool", str(pool),
@@ -134,6 +140,8 @@ class _Zygote:
             self.info = header
             if not self.ready.done():
                 self.ready.set_result(header)
+        elif op == "warmed":  # torch.compile's modules are imported too (``--warm-compile``)
+            self.info = {**self.info, "compile_warm": True}
         elif op == "error":
             self.death = f"it could not start: {str(header.get('message', ''))[:500]}"
             if not self.ready.done():

@@ -14,6 +14,7 @@ import sys
 from tutor.sandbox import framing
 from tutor.sandbox.inner.loop import Zygote
 from tutor.sandbox.inner.start import prepare
+from tutor.sandbox.inner.warm import COMPILE_MODULES, LateImports
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,11 +23,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tier", default="1", choices=("1", "2", "3", "none"))
     parser.add_argument("--pool", type=int, default=2)
     parser.add_argument("--read-only", action="append", default=[], dest="read_only")
+    parser.add_argument("--compile-cache", default="", dest="compile_cache")
+    parser.add_argument("--warm-compile", action="store_true", dest="warm_compile")
     args = parser.parse_args(argv)
     sock = socket.socket(fileno=args.fd)
     sock.setblocking(True)
     try:
-        started = prepare(args.tier, args.read_only)
+        started = prepare(args.tier, args.read_only, args.compile_cache)
     except BaseException as exc:  # noqa: BLE001 - tell the UI why, then go
         try:
             sock.sendall(framing.pack({"op": "error", "message": f"{type(exc).__name__}: {exc}"[:2000]}))
@@ -34,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 1
     zygote = Zygote(sock, started, args.pool)
+    if args.warm_compile and args.tier == "1":  # tier 1 alone grants exec, which compiling needs
+        zygote.late = LateImports(COMPILE_MODULES)
     try:
         zygote.send(started.facts)
         zygote.serve()

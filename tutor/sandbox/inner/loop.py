@@ -23,6 +23,7 @@ from tutor.sandbox.wire import (FILE_SIZE, GRANTS, MAX_RESULT, OUTPUT_LIMIT, PRO
                                 RunRequest, granted)
 
 UNMEASURED_LIMIT = 10  # tier 2: that many failed measurements in a row stop the run
+CACHE_WATCH_EVERY = 0.25  # how often a run's compile cache is measured
 MAX_RUNS = 8  # runs in flight before the pool stops refilling
 
 
@@ -40,6 +41,7 @@ class Zygote:
         self.pool = pool
         self.prefork_after = 0.0
         self.detached: dict[int, str] = {}  # answered and killed, not yet reaped: pid -> scratch to remove
+        self.late = None  # modules still to import while idle (``warm.LateImports``)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
@@ -78,6 +80,8 @@ class Zygote:
             self._tick()
 
     def _next_timeout(self) -> float | None:
+        if self.late is not None and self.late.pending and not self.runs:
+            return 0.0
         if len(self.idle) < self.pool and len(self.runs) < MAX_RUNS:
             return max(0.0, self.prefork_after - time.monotonic())
         if not self.runs:
@@ -89,7 +93,7 @@ class Zygote:
                 soonest = 0.02
             else:
                 soonest = min(soonest, run.deadline - now)
-                if self.scratch_base:
+                if self.scratch_base or run.spec.cache:
                     soonest = min(soonest, run.next_watch - now)
         return max(0.0, soonest)
 
@@ -145,6 +149,8 @@ class Zygote:
             self.forker.hand_over(idle, request)
             spec, status_r, done_r = idle.spec, idle.status_r, idle.done_r
         else:
+            if self.started.compile_cache and self.forker.uses_cache(needs, request):
+                self.started.compile_cache.prune()  # room for this run: it is stopped past the whole budget
             pid, spec, status_r, _, done_r = self.forker.spawn(needs, request, request.timeout)
         self.runs[pid] = Run(rid, pid, spec, status_r, output_limit, request.timeout, done_r)
         self.send({"op": "started", "id": rid, "pid": pid})
@@ -181,6 +187,10 @@ class Zygote:
                 self.idle[idle.pid] = idle
             except OSError:
                 self.prefork_after = now + 1.0  # out of processes or memory: runs fork on demand meanwhile
+        if self.late is not None and self.late.pending and not self.runs and len(self.idle) >= self.pool:
+            self.late.step()  # one module per pass: a request waits for one import at most
+            if not self.late.pending:
+                self.send({"op": "warmed"})
         for run in list(self.runs.values()):
             if run.exit_status is not None:
                 if _group_gone(run.pid) or now - run.reaped_at > 2.0:
@@ -191,6 +201,11 @@ class Zygote:
             if now >= run.deadline and not run.reason:
                 run.reason = "timeout"
                 _kill_group(run.pid)
+            elif run.spec.cache and now >= run.next_watch:
+                run.next_watch = now + CACHE_WATCH_EVERY
+                if self.started.compile_cache.over_budget():
+                    run.reason = "compile cache"
+                    _kill_group(run.pid)
             elif self.scratch_base and now >= run.next_watch:
                 run.next_watch = now + WATCH_EVERY
                 verdict = over_quota(run.spec.scratch, run.pid)

@@ -13,6 +13,7 @@ import os
 import time
 
 from tutor.sandbox.inner import cgroups, kernel, scratch, seccomp, tree
+from tutor.sandbox.inner.compile_cache import TARGET as CACHE_TARGET
 from tutor.sandbox.inner.runner import run_snippet, wait_for_request
 from tutor.sandbox.wire import CGROUP_RUN_MEMORY, MAX_TIMEOUT, PROCESSES, SLACK, RunRequest
 
@@ -66,9 +67,14 @@ class Forker:
         self.filters: dict[frozenset, bytes | None] = {}
         self.graveyard: list[str] = []  # run cgroups to remove once their last process is gone
 
+    def uses_cache(self, grants: frozenset, request: RunRequest | None) -> bool:
+        """Whether a run sees the compile cache: tier 1 has one, the run is granted exec and asks for it."""
+        return bool(self.setup.compile_cache and request is not None and request.compile_cache and "exec" in grants)
+
     def spawn(self, grants: frozenset, request: RunRequest | None, timeout: float):
         """Fork a confined runner: for ``request`` now, or (``request is None``) idle, waiting for one."""
         self.spawned += 1
+        cache = self.uses_cache(grants, request)
         out = os.memfd_create("output", os.MFD_CLOEXEC)
         res = os.memfd_create("result", os.MFD_CLOEXEC)
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
@@ -97,8 +103,8 @@ class Forker:
                 raise
         spec = tree.RunSpec(devnull=self.devnull, output=out, result=res, status=status_w, scratch=run_scratch,
                             timeout=timeout, grants=grants, seccomp_filter=self._filter(grants),
-                            zygote_pid=self.me, go=go_r, done=done_w, cgroup=cgroup)
-        env = child_env(run_scratch)
+                            zygote_pid=self.me, go=go_r, done=done_w, cgroup=cgroup, cache=cache)
+        env = child_env(run_scratch, CACHE_TARGET if cache else "")
         torch = self.torch
 
         def body() -> None:
@@ -179,7 +185,7 @@ def _cpu_limit(timeout: float) -> None:
     kernel.set_cpu_limit(tree.cpu_seconds(timeout))
 
 
-def child_env(run_scratch: str) -> dict[str, str]:
+def child_env(run_scratch: str, compile_cache: str = "") -> dict[str, str]:
     return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",
@@ -190,5 +196,6 @@ def child_env(run_scratch: str) -> dict[str, str]:
         "PYTHONIOENCODING": "utf-8",
         "OPENBLAS_NUM_THREADS": "1",
         "CUDA_VISIBLE_DEVICES": "",
-        "TORCHINDUCTOR_CACHE_DIR": os.path.join(run_scratch, "inductor"),
+        "TORCHINDUCTOR_CACHE_DIR": compile_cache or os.path.join(run_scratch, "inductor"),
+        "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS": "0",  # one 148 MiB file: see compile_cache.py
     }

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 
 from tutor.sandbox.inner import cgroups, kernel, landlock, mounts, scratch, seccomp, warm
+from tutor.sandbox.inner.compile_cache import CompileCache
 from tutor.sandbox.inner.tree import Setup
 from tutor.sandbox.wire import CGROUP_RUN_MEMORY, PROCESSES
 
@@ -26,10 +27,11 @@ class Started:
     scratch_base: str  # tiers 2 and 3: the host directory that holds each run's scratch ("" in tier 1)
     cgroup_base: str | None  # a delegated cgroup v2 subtree: per-run memory and task caps
     cgroup_note: str  # how it was had, or why there is none
+    compile_cache: CompileCache | None  # tier 1: the course's compile cache, for runs granted exec
     facts: dict  # the ``ready`` message
 
 
-def prepare(tier: str, extra_ro: list[str]) -> Started:
+def prepare(tier: str, extra_ro: list[str], compile_cache: str = "") -> Started:
     started = time.monotonic()
     os.umask(0o077)
     os.chdir("/")
@@ -48,6 +50,7 @@ def prepare(tier: str, extra_ro: list[str]) -> Started:
     has_seccomp = seccomp.seccomp_supported() and tier != "none"
     extra = [p for p in (os.path.abspath(p) for p in extra_ro) if os.path.exists(p)]
     extra = mounts.without(extra, mounts.hidden_dirs(extra))  # never the tutor's own course
+    cache = CompileCache.open(compile_cache, uid, gid, root) if compile_cache and tier == "1" else None
     path_fds: list[int] = []
     python_ro: list[str] = []
     plan = None
@@ -59,7 +62,8 @@ def prepare(tier: str, extra_ro: list[str]) -> Started:
         scratch_base = tempfile.mkdtemp(prefix="pytorch-tutor-sandbox-")
         os.chmod(scratch_base, 0o711)
     setup = Setup(tier=tier, uid=uid, gid=gid, root=root, landlock_abi=abi, seccomp=has_seccomp, plan=plan,
-                  base=_mount_base(), path_fds=path_fds, python_ro=python_ro, extra_ro=extra)
+                  base=_mount_base(), path_fds=path_fds, python_ro=python_ro, extra_ro=extra,
+                  compile_cache=cache.path if cache else "")
     torch, threads = warm.warm_torch()
     if path_fds:
         warm.cache_unreachable_sources(uid, gid)
@@ -71,9 +75,9 @@ def prepare(tier: str, extra_ro: list[str]) -> Started:
         "seccomp": has_seccomp, "seccomp_backend": seccomp.BACKEND, "torch": torch.__version__, "threads": threads,
         "python": sys.executable, "scratch_base": scratch_base, "plan": plan.as_dict() if plan else None,
         "path_fds": len(path_fds), "extra_ro": extra, "warm_seconds": round(time.monotonic() - started, 3),
-        "cgroup": bool(cgroup_base), "cgroup_note": cgroup_note,
+        "cgroup": bool(cgroup_base), "cgroup_note": cgroup_note, "compile_cache": cache.path if cache else "",
     }
-    return Started(setup, torch, threads, scratch_base, cgroup_base, cgroup_note, facts)
+    return Started(setup, torch, threads, scratch_base, cgroup_base, cgroup_note, cache, facts)
 
 
 def _mount_base() -> str:

@@ -29,6 +29,7 @@ import struct
 from dataclasses import dataclass, field
 
 from tutor.sandbox.inner import cgroups, kernel, landlock, mounts, seccomp
+from tutor.sandbox.inner.compile_cache import TARGET as CACHE_TARGET
 from tutor.sandbox.wire import ADDRESS_SPACE, FILE_SIZE, OPEN_FILES, PROCESSES, SCRATCH_BYTES, SCRATCH_INODES
 
 PATH_FD_BASE = 200
@@ -53,6 +54,7 @@ class Setup:
     path_fds: list[int] = field(default_factory=list)  # at PATH_FD_BASE + i in every process
     python_ro: list[str] = field(default_factory=list)  # Python directories, as the runner names them
     extra_ro: list[str] = field(default_factory=list)  # what the caller asked to show read-only (a course's code)
+    compile_cache: str = ""  # tier 1: the course's compile cache on the host (``compile_cache.py``)
 
 
 @dataclass
@@ -71,6 +73,7 @@ class RunSpec:
     done: int = -1  # the runner writes "D" here once its result is complete (fd 5)
     go: int | None = None  # pre-forked runners wait on this pipe for their request (fd 6)
     cgroup: str = ""  # a cgroup v2 directory capping this run's memory and tasks, when one can be had
+    cache: bool = False  # this run sees the compile cache read-write (tier 1, granted exec, learner side)
 
 
 def spawn(setup: Setup, spec: RunSpec, body) -> int:
@@ -194,7 +197,8 @@ def _tier1_b(setup: Setup, spec: RunSpec, body) -> None:
         kernel.loopback_up()
     assert setup.plan is not None
     mounts.build_root(setup.plan, setup.base, setup.uid, setup.gid, SCRATCH_BYTES, SCRATCH_INODES,
-                       shm="processes" in spec.grants, exec_ok="exec" in spec.grants)
+                       shm="processes" in spec.grants, exec_ok="exec" in spec.grants,
+                       cache=(setup.compile_cache, CACHE_TARGET) if spec.cache else None)
     if setup.root:
         kernel.drop_to(setup.uid, setup.gid)
         kernel.set_pdeathsig(signal.SIGKILL)
@@ -253,7 +257,7 @@ def cpu_seconds(timeout: float) -> int:
 def landlock_paths(setup: Setup, spec: RunSpec) -> tuple[list, list, list]:
     devices = ["/dev/null", "/dev/zero", "/dev/full"]
     if setup.tier == "1":
-        rw = ["/tmp"] + (["/dev/shm"] if "processes" in spec.grants else [])
+        rw = ["/tmp"] + (["/dev/shm"] if "processes" in spec.grants else []) + ([CACHE_TARGET] if spec.cache else [])
         return ["/"], rw, devices
     ro = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime",
           "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/sys/devices/system/cpu", f"/proc/{os.getpid()}",

@@ -25,6 +25,13 @@ import sys
 from tutor.sandbox.inner import mounts
 from tutor.sandbox.inner.tree import PATH_FD_BASE
 
+# torch.compile's own modules (Dynamo's backends, Inductor's code generation and caches): about 3.4 s
+# of imports that every compiling run would otherwise pay again. Imported after ``ready``, one module
+# per pass of the loop while no run is in flight, and only when the course compiles (``--warm-compile``).
+COMPILE_MODULES = ("torch._inductor.config", "torch._inductor.codecache", "torch._inductor.lowering",
+                   "torch._inductor.graph", "torch._inductor.scheduler", "torch._inductor.codegen.cpp",
+                   "torch._inductor.compile_fx", "torch._functorch.aot_autograd")
+
 MODULES = ("json", "math", "random", "collections", "itertools", "functools", "dataclasses", "typing", "warnings",
            "socket", "subprocess", "threading", "ctypes", "copy", "pickle", "io")
 
@@ -52,6 +59,26 @@ def warm_torch():
     torch.manual_seed(0)
     torch.set_num_threads(threads)  # no op may run after this line
     return torch, threads
+
+
+class LateImports:
+    """Modules imported while the zygote idles, one at a time, then frozen like the rest of the heap."""
+
+    def __init__(self, names: tuple[str, ...]):
+        self.pending = list(names)
+
+    def step(self) -> None:
+        import gc
+        import importlib
+
+        name = self.pending.pop(0)
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a module this torch lacks: compiling runs import what they need
+            pass
+        if not self.pending:
+            gc.collect()
+            gc.freeze()
 
 
 def reachable_python(uid: int, gid: int, root: bool) -> tuple[list[int], list[str]]:

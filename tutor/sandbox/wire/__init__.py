@@ -80,7 +80,7 @@ def granted(needs) -> frozenset:
 # ---------------------------------------------------------------- the conversation (frames: ``framing.py``)
 #
 # UI → zygote:  {"op": "run", "id", "request": RunRequest, "output_limit"} | {"op": "kill", "id"} | {"op": "shutdown"}
-# zygote → UI:  {"op": "ready", ...facts} | {"op": "error", "message"} | {"op": "started", "id", "pid"}
+# zygote → UI:  {"op": "ready", ...facts} | {"op": "warmed"} | {"op": "error", "message"} | {"op": "started", "id", "pid"}
 #               | {"op": "done", "id", ...how it ended} + blobs [result bytes, output bytes]
 
 # ---------------------------------------------------------------- the request
