@@ -189,7 +189,7 @@ def test_environment_secrets_do_not_reach_the_child(sb):
     assert SECRET not in everything_said(result)
     assert set(var(result, "names")) <= {"PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONDONTWRITEBYTECODE",
                                          "PYTHONIOENCODING", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
-                                         "TORCHINDUCTOR_CACHE_DIR"}
+                                         "TORCHINDUCTOR_CACHE_DIR", "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS"}
 
 
 def test_parent_and_zygote_environ_are_out_of_reach(sb):
