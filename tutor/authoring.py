@@ -124,7 +124,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> Dri
         if obs.check != "failed":
             problems.append(f"check should fail on the seeded bug, but it {obs.check}")
     elif drill.check.strip() and obs.check != "passed":
-        problems.append(f"check {obs.check}: {obs.check_message}")
+        problems.append(f"check {obs.check}: {obs.check_text}")
 
     observed: dict[str, str] = {}
     for ask_outcome in outcome.asks:
