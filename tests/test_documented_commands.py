@@ -22,11 +22,11 @@ DOCS = (ROOT / "README.md", ROOT / "lessons" / "README.md")
 SKIPPED = {
     "python3.11 -m venv": "installs into a fresh venv (.ci/run does this)",
     ".venv/bin/pip install": "installs and runs the whole suite (.ci/run does this)",
+    ".venv/bin/python -m pytest": "the test suite itself (.ci/run runs it; this test is part of it)",
     "pytorch-tutor": "opens the full-screen app (tests/ui drives it with Pilot)",
     "pytorch-tutor --profile alice": "opens the full-screen app (tests/ui drives it with Pilot)",
     "pytorch-tutor --lessons DIR": "opens the full-screen app (tests/ui drives it with Pilot)",
     "pytorch-tutor --plain": "an interactive session on stdin (tests/unit/test_plain.py scripts it)",
-    "pytorch-tutor check [PATH...]": "the whole course's check takes minutes (tests/test_lessons.py runs it)",
     "pytorch-tutor check lessons/": "the whole course's check takes minutes (tests/test_lessons.py runs it)",
     "pytorch-tutor capstone corpus": "the capstone pipeline takes minutes (tests/capstone runs each stage)",
     "pytorch-tutor capstone tokenize": "the capstone pipeline takes minutes (tests/capstone runs each stage)",
@@ -37,7 +37,15 @@ SKIPPED = {
     "pytorch-tutor capstone export": "needs a trained checkpoint (tests/capstone)",
     "pytorch-tutor capstone quantize": "needs a trained checkpoint (tests/capstone)",
     "pytorch-tutor capstone serve": "a server that runs until stopped (tests/capstone)",
+    "pytorch-tutor serve-ui": "a web server that runs until stopped (tests/browser drives it)",
+    "pytorch-tutor serve-ui --host 0.0.0.0 --allow-remote": "a web server that runs until stopped (tests/browser)",
+    "pytorch-tutor --lessons DIR serve-ui --port 9000": "a web server that runs until stopped (tests/browser)",
+    "pytest --lessons my-pack/my_pack": "a nested pytest run (tests/test_pytest_plugin.py runs the plugin)",
+    "pip install ./my-pack && pytorch-tutor --course my-pack": "installs a package into the venv, then opens the app",
 }
+# Commands that build on the one before (the lesson-pack walkthrough): run in order, in one directory.
+SEQUENCES = (("pytorch-tutor new course my-pack", "pytorch-tutor new module my-pack/my_pack", "pytorch-tutor validate my-pack",
+              "pytorch-tutor check my-pack"),)
 
 
 def shown_commands() -> list[str]:
@@ -57,10 +65,20 @@ def shown_commands() -> list[str]:
     return list(dict.fromkeys(commands))  # shown in both READMEs: run once
 
 
+# entries that also cover what follows them (flags, arguments)
+_PREFIX_ENTRIES = ("python3.11 -m venv", ".venv/bin/pip install", ".venv/bin/python -m pytest", "pytorch-tutor capstone")
+
+
 def skip_reason(command: str) -> str | None:
-    """The reason for the longest skip entry ``command`` is, or starts with as a word."""
-    matches = [k for k in SKIPPED if command == k or command.startswith(k + " ") and k != "pytorch-tutor"]
+    """Why ``command`` is not run: its own entry, or an entry it extends."""
+    if command in SKIPPED:
+        return SKIPPED[command]
+    matches = [k for k in SKIPPED if command.startswith(k + " ") and k.startswith(_PREFIX_ENTRIES)]
     return SKIPPED[max(matches, key=len)] if matches else None
+
+
+def sequence_of(command: str) -> tuple[str, ...] | None:
+    return next((seq for seq in SEQUENCES if any(command.startswith(step) for step in seq)), None)
 
 
 def test_the_skip_list_names_only_commands_that_are_shown():
@@ -68,6 +86,8 @@ def test_the_skip_list_names_only_commands_that_are_shown():
     assert commands, "no commands found in the READMEs"
     stale = [k for k in SKIPPED if not any(c == k or c.startswith(k + " ") for c in commands)]
     assert not stale, f"skip entries that match no shown command: {stale}"
+    stale_steps = [step for seq in SEQUENCES for step in seq if not any(c.startswith(step) for c in commands)]
+    assert not stale_steps, f"sequence steps that match no shown command: {stale_steps}"
 
 
 def _filled(command: str, tmp_path: Path, mini_course_dir: Path) -> list[str]:
@@ -76,7 +96,14 @@ def _filled(command: str, tmp_path: Path, mini_course_dir: Path) -> list[str]:
     words = shlex.split(command)
     out = []
     for word in words[1:]:  # the program name
-        if word == "FILE":
+        if word.startswith("lessons/"):  # the READMEs' paths are from the checkout
+            out.append(str(ROOT / word))
+        elif "*" in word:  # the shell's glob, over a profile export made here
+            (tmp_path / "exports").mkdir(exist_ok=True)
+            if not any((tmp_path / "exports").iterdir()):
+                assert main(["profile", "export", str(tmp_path / "exports" / "learner.json")]) == 0
+            out.extend(sorted(str(p) for p in tmp_path.glob(word)))
+        elif word == "FILE":
             out.append(str(tmp_path / "profile.json"))
         elif word == "DIR":
             out.append(str(mini_course_dir))
@@ -91,12 +118,25 @@ def _filled(command: str, tmp_path: Path, mini_course_dir: Path) -> list[str]:
     return out
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("command", [c for c in shown_commands() if skip_reason(c) is None])
-def test_a_shown_command_succeeds(command, tmp_path, mini_course_dir, monkeypatch, capsys):
+def _run(command: str, tmp_path: Path, mini_course_dir: Path, capsys) -> None:
     assert command.startswith("pytorch-tutor "), f"{command!r}: not a pytorch-tutor command; run it or skip it"
-    monkeypatch.chdir(ROOT)  # the READMEs' relative paths (lessons/...) are from the checkout
-    argv = _filled(command, tmp_path, mini_course_dir)
-    status = main(argv)
+    status = main(_filled(command, tmp_path, mini_course_dir))
     captured = capsys.readouterr()
     assert status == 0, f"{command!r} exited {status}:\n{captured.out[-2000:]}\n{captured.err[-2000:]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [c for c in shown_commands() if skip_reason(c) is None and not sequence_of(c)])
+def test_a_shown_command_succeeds(command, tmp_path, mini_course_dir, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # what a command writes (r.html, my-pack/) lands here
+    _run(command, tmp_path, mini_course_dir, capsys)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("steps", SEQUENCES, ids=lambda seq: seq[0])
+def test_a_shown_walkthrough_succeeds_in_order(steps, tmp_path, mini_course_dir, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    commands = shown_commands()
+    for step in steps:
+        for command in [c for c in commands if c.startswith(step) and skip_reason(c) is None]:
+            _run(command, tmp_path, mini_course_dir, capsys)
