@@ -54,6 +54,7 @@ def validate(paths: Iterable[Path], out: TextIO) -> int:
     started = time.perf_counter()
     targets = load_targets(paths)
     errors = [e for t in targets for e in t.errors]
+    errors += unreadable_wrong_answers(m for t in targets for m in t.modules)
     for error in errors:
         print(error, file=out)
     warnings = course_giveaways(m for t in targets for m in t.modules)
@@ -73,6 +74,27 @@ def validate(paths: Iterable[Path], out: TextIO) -> int:
     print(f"validate: {status} — {modules} module(s), {drills} drill(s), {checks} self-check(s) "
           f"in {elapsed:.2f} s", file=out)
     return 1 if errors else 0
+
+
+def unreadable_wrong_answers(modules: Iterable[Module]) -> list[str]:
+    """A listed wrong answer the judge cannot read as its ask's kind: check would reject the drill;
+    validate says so without running anything."""
+    from tutor.judge import AnswerError, parse_answer
+
+    problems = []
+    for module in modules:
+        for drill in module.drills:
+            asks = {a.key: a for a in drill.asks}
+            for wrong in drill.wrong_answers:
+                ask = asks.get(wrong.ask)
+                if ask is None:
+                    continue
+                try:
+                    parse_answer(ask.kind, wrong.answer, ask.options)
+                except AnswerError as exc:
+                    problems.append(f"{module.file}: drill {drill.id!r}: wrong answer {wrong.answer[:60]!r} for "
+                                    f"{ask.key!r} cannot be read as {ask.kind}: {exc}")
+    return problems
 
 
 @dataclass

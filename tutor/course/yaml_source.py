@@ -67,7 +67,8 @@ def load_yaml(text: str, filename: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or exc.context or "invalid YAML"
-        raise LessonFileError([LessonError(filename, line, column, "", f"invalid YAML: {problem}")]) from None
+        raise LessonFileError([LessonError(filename, line, column, "", f"invalid YAML: {problem}"
+                                           + _yaml_hint(problem))]) from None
     except yaml.YAMLError as exc:  # e.g. a reader error on a control character
         raise LessonFileError([LessonError(filename, 1, 1, "", f"invalid YAML: {exc}")]) from None
     finally:
@@ -177,3 +178,26 @@ def _attach(stack: list[list], value: Any, mark: Mark, filename: str, is_contain
     container.key_marks[key] = top[2]
     container[key] = value
     top[1] = _NO_KEY
+
+
+# PyYAML's messages name the parser's state, not the author's mistake.
+_YAML_HINTS = {
+    "expected <block end>": "a line is indented differently from the keys beside it (keys of one mapping "
+                            "line up; a list item's keys line up under the first one after '- ')",
+    "did not find expected '-' indicator": "a line is indented differently from the list items beside it "
+                                           "(keys of one item line up under the first one after '- ')",
+    "did not find expected key": "a line is indented differently from the keys beside it, or a quoted "
+                                 "string has text after its closing quote",
+    "mapping values are not allowed": "a value contains ': ' (a colon and a space): quote it, or use "
+                                           "a block scalar (key: | and the text on the next lines, indented)",
+    "found character '\\t'": "a tab indents this line: YAML indents with spaces only",
+    "found character '\t'": "a tab indents this line: YAML indents with spaces only",
+}
+
+
+def _yaml_hint(problem: str) -> str:
+    for fragment, hint in _YAML_HINTS.items():
+        if fragment in problem:
+            return f" — hint: {hint}"
+    return ""
+
