@@ -141,7 +141,7 @@ def _scaffold(args: argparse.Namespace) -> int:
             course_dir = new_course(args.directory, args.title)
             print(f"wrote a lesson pack in {args.directory}; its course is {course_dir}/\n"
                   f"next: pytorch-tutor validate {course_dir} && pytorch-tutor check {course_dir}\n"
-                  f"try it: pytorch-tutor --lessons {course_dir} --watch")
+                  f"try it: pytorch-tutor --lessons {course_dir}")
         else:
             path = new_module(args.directory, args.id, args.title)
             print(f"wrote {path} and listed it in {args.directory / 'course.yaml'}\n"

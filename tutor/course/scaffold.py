@@ -63,7 +63,7 @@ A lesson pack for [pytorch-tutor](https://pypi.org/project/pytorch-tutor/). The 
 ```sh
 pytorch-tutor validate {package}/              # schema and graph: fast, no torch
 pytorch-tutor check {package}/                 # runs every drill in the sandbox
-pytorch-tutor --lessons {package}/ --watch     # try it while you edit: reloads on save
+pytorch-tutor --lessons {package}/             # try it as a learner
 pytorch-tutor new module {package}/ --id 02 --title "The next module"
 pytest --lessons {package}/                    # every drill as its own test (your CI)
 pip install . && pytorch-tutor --course {course_id}
