@@ -16,8 +16,9 @@ pytestmark = pytest.mark.slow
 PACK = Path(__file__).resolve().parent.parent / "fixtures" / "puzzle_labs"
 
 
-async def test_a_chained_lab_runs_on_the_learners_stage_and_a_reset_clears_the_result(make_app):
-    app = make_app(PACK)
+async def test_a_chained_lab_runs_on_the_learners_stage_and_a_reset_clears_the_result(make_app, real_sandbox):
+    # The real sandbox: the run goes through the lab machinery end to end (a scripted one has no recording of it).
+    app = make_app(PACK, sandbox=real_sandbox)
     eye = app.session.module("1").drill("eye")
     broken_eye = eye.solution.replace("arange(j)[:, None] == arange(j)", "arange(j) == arange(j)")
     ensure_starter(app.profile_name, "1", eye).write_text(broken_eye)
