@@ -185,15 +185,11 @@ def main(argv: list[str] | None = None) -> int:
             from tutor.snippet_report import run_snippet_file
 
             return run_snippet_file(args.snippet, args.timeout, sys.stdout)
-        if args.command == "progress":
-            from tutor.progress.report import print_progress
-
-            return print_progress(args.profile, args.lessons, sys.stdout)
         if args.command == "doctor":
             from tutor.sandbox.doctor import print_report
 
             return print_report(sys.stdout)
-        if args.command in ("stats", "review", "profile"):
+        if args.command in ("progress", "stats", "review", "profile"):
             from tutor import profile_commands
 
             return profile_commands.main(args, sys.stdout)

@@ -1,4 +1,4 @@
-"""Command-line views of a profile: stats, review, export/import, and plain mode's start."""
+"""Command-line views of a profile: progress, stats, review, export/import, and plain mode's start."""
 
 from __future__ import annotations
 
@@ -6,15 +6,16 @@ import argparse
 import sys
 from typing import TextIO
 
+from tutor.progress.report import print_progress
 from tutor.progress.stats import format_duration, history_line, spark
-from tutor.safe_text import inert
 from tutor.progress.transfer import export_profile, import_profile
+from tutor.safe_text import inert
 from tutor.session import Session
 from tutor.startup import StartupError, open_course_and_profile
 
 
 def _open(args: argparse.Namespace):
-    return open_course_and_profile(args.profile, args.lessons, getattr(args, "trust_lessons", False))
+    return open_course_and_profile(args.profile, args.lessons, runs_code=False)  # these run no lesson code
 
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
@@ -26,6 +27,8 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     try:
         if store.notice:
             print(store.notice, file=out)
+        if args.command == "progress":
+            return print_progress(args.profile, course, Session(course, store).progress, store.position(), out)
         if args.command == "stats":
             print_stats(Session(course, store), out)
             return 0

@@ -14,19 +14,21 @@ class StartupError(Exception):
     """Something the learner must fix before the tutor can start; the message says what."""
 
 
-def open_course_and_profile(profile: str, lessons: Path | None, trust_lessons: bool,
+def open_course_and_profile(profile: str, lessons: Path | None, trust_lessons: bool = False,
                             consent: Callable[[str], bool] | None = None,
-                            allow_grants: bool = False) -> tuple[Course, ProfileStore]:
-    """The course and the profile, ready for a front end.
+                            allow_grants: bool = False, runs_code: bool = True) -> tuple[Course, ProfileStore]:
+    """The course and the profile, ready for a front end: the one way every command opens them.
 
     ``consent`` asks the learner a yes/no question (a front end that runs snippets passes
     one; read-only commands pass none and need no consent); ``allow_grants`` answers yes
-    on their behalf (``--allow-grants``, for scripts).
+    on their behalf (``--allow-grants``, for scripts). A read-only command (``progress``,
+    ``stats``, ``profile``) passes ``runs_code=False``: it runs none of the lessons' code,
+    so the sandbox's ability to confine them does not matter.
     """
     root = lessons or builtin_course_dir()
     if not is_course_dir(root):
         raise StartupError(f"{root} has no course.yaml; point --lessons at a course directory")
-    if lessons is not None:  # someone else's lessons: only where the sandbox can confine them, or if trusted
+    if lessons is not None and runs_code:  # someone else's lessons: only where the sandbox confines them, or trusted
         from tutor.sandbox.client import third_party_refusal
 
         refusal = third_party_refusal([lessons], builtin_course_dir(), trust_lessons)

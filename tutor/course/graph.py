@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import graphlib
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Mapping, Sequence
 
 
@@ -19,7 +19,7 @@ def find_cycle(requires: Mapping[str, Sequence[str]]) -> list[str] | None:
     return None
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     LOCKED = "locked"
     OPEN = "open"
     IN_PROGRESS = "in progress"

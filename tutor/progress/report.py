@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 from typing import TextIO
 
-from tutor.course.loader import load_course
-from tutor.locations import builtin_course_dir, profile_path
-from tutor.progress.store import ProfileStore
-from tutor.progress.summary import summarise
+from tutor.course.graph import Status
+from tutor.course.loader import Course
+from tutor.progress.summary import CourseProgress
 from tutor.safe_text import inert
 
 TITLE_WIDTH = 52
@@ -20,16 +18,9 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def print_progress(profile: str, lessons: Path | None, out: TextIO) -> int:
-    course = load_course(lessons or builtin_course_dir(), "")
-    store = ProfileStore.open(profile_path(profile), course.identity)
-    try:
-        if store.notice:
-            print(store.notice, file=out)
-        progress = summarise(course, store.attempts(), store.position())
-        position = store.position()
-    finally:
-        store.close()
+def print_progress(profile: str, course: Course, progress: CourseProgress, position: tuple[str, str] | None,
+                   out: TextIO) -> int:
+    """The table; the caller opened the course and the profile (``tutor.profile_commands``)."""
     print(f"Profile {profile!r} — {course.title}", file=out)
     rows = []
     for slot in course.slots:
@@ -41,7 +32,7 @@ def print_progress(profile: str, lessons: Path | None, out: TextIO) -> int:
             checks = f"{len(p.self_checks_answered & {c.id for c in slot.module.self_checks})}/" \
                      f"{len(slot.module.self_checks)}"
         title = slot.title
-        status = state.status.value + (f" ({state.reason})" if state.status.value == "locked" else "")
+        status = state.status.value + (f" ({state.reason})" if state.status == Status.LOCKED else "")
         rows.append((slot.id, title, status, drills, checks, p.last_at[:16].replace("T", " ")))
     header = ("id", "module", "status", "drills", "checks", "last activity")
     # each column as wide as its widest cell: "locked (needs 07, 12)" must not run into the counts;

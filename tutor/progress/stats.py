@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from tutor.course.loader import Course
-from tutor.progress.store import CONFIDENCE_LEVELS, Attempt
+from tutor.progress.store import CONFIDENCE_LEVELS, Attempt, AttemptKind
 
 # What each confidence level claims, as a probability of being right (for the Brier score).
 CONFIDENCE_PROBABILITY = {1: 1 / 3, 2: 2 / 3, 3: 0.95}
@@ -69,7 +69,7 @@ def compute(course: Course, attempts: list[Attempt], today: date | None = None) 
         modules[a.module].seconds += a.seconds
         if (day := _day(a.at)) is not None:
             per_day[day] += 1
-        if a.kind != "prediction":
+        if a.kind != AttemptKind.PREDICTION:
             continue
         stats.recent.append(a.correct)
         key = (a.module, a.item)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from tutor.course.graph import ModuleState, module_states
 from tutor.course.loader import Course
 from tutor.course.schema import Module
-from tutor.progress.store import Attempt
+from tutor.progress.store import Attempt, AttemptKind
 
 
 @dataclass
@@ -52,18 +52,18 @@ def summarise(course: Course, attempts: list[Attempt], position: tuple[str, str]
         p = modules.setdefault(a.module, ModuleProgress())
         p.attempts += 1
         p.last_at = max(p.last_at, a.at)
-        if a.kind == "prediction":
+        if a.kind == AttemptKind.PREDICTION:
             if (a.module, a.item) not in seen_drills and a.correct:
                 p.first_try.add(a.item)
             seen_drills.add((a.module, a.item))
             p.attempted.add(a.item)
             if a.correct:
                 p.predicted.add(a.item)
-        elif a.kind in ("repair", "exercise") and a.correct:
+        elif a.kind in (AttemptKind.REPAIR, AttemptKind.EXERCISE) and a.correct:
             p.repaired.add(a.item)
-        elif a.kind == "self_check":
+        elif a.kind == AttemptKind.SELF_CHECK:
             p.self_checks_answered.add(a.item)
-        elif a.kind == "placement" and a.correct:
+        elif a.kind == AttemptKind.PLACEMENT and a.correct:
             p.tested_out = True
         if a.kind != "placement":
             p.worked_on = True
