@@ -83,6 +83,17 @@ def test_progress_table(capsys):
     assert main(["--profile", "../etc", "progress"]) == 2
 
 
+def test_progress_of_another_course_runs_none_of_its_code(tmp_path, mini_course_dir, capsys, monkeypatch):
+    # read-only: it opens the course and profile the one way (startup), without the confinement refusal
+    import tutor.sandbox.client as client
+
+    monkeypatch.setattr(client, "third_party_refusal", lambda *a: "this machine cannot confine them")
+    assert main(["--lessons", str(mini_course_dir), "progress"]) == 0
+    assert "0 of 3 written modules done" in capsys.readouterr().out
+    assert main(["--lessons", str(tmp_path), "progress"]) == 2
+    assert "has no course.yaml" in capsys.readouterr().err
+
+
 def test_console_script_help():
     exe = Path(sys.executable).with_name("pytorch-tutor")
     command = [str(exe)] if exe.exists() else [sys.executable, "-m", "tutor"]
