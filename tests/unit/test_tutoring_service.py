@@ -229,3 +229,15 @@ async def test_placement_passes_only_above_the_bar_and_marks_what_it_covered(ses
     assert [m.id for m in report.unlocked] == ["02"]
     assert [(a.kind, a.correct) for a in session.store.attempts()] == [("placement", False), ("placement", True)]
     assert session.state("01").status.value == "tested out" and "01" not in session.progress.done
+
+
+async def test_a_syntax_error_is_said_first_and_nothing_after_it_is_blamed(session):
+    d = drill(session, "01", "transpose-strides")
+    key = d.asks[0].key
+    syntax = ErrorInfo("code", "SyntaxError", "invalid syntax (<snippet>, line 1)", 1)
+    service = TutoringService(session, FakeSandbox([observed(error=syntax, check="failed", message="x")]))
+    report = await service.run_experiment("01", d, "y = x.t(\n", 1.0, service.read_answers(d, {key: "(1, 3)"}))
+    lines = plain_lines(run_blocks(report))
+    assert lines[0] == "The code did not compile: SyntaxError: invalid syntax (line 1 of the code)"
+    assert report.error == "" and report.divergence == "" and report.check == CheckStatus.NOT_RUN
+    assert not any(text.startswith("Raised:") for text in lines)
