@@ -33,6 +33,7 @@ Nothing here imports torch: ``validate`` stays fast.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import tokenize
@@ -73,9 +74,10 @@ def _stem(word: str) -> str:
     return word[:7]  # "contiguous"/"contiguity", "broadcast"/"broadcasting" meet here
 
 
-def _stems(text: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)  # a module's intro sentences are stemmed once per wrong answer otherwise
+def _stems(text: str) -> frozenset[str]:
     words = _WORD.findall(_plain(text))
-    return {_stem(w) for w in words if w not in _STOP and (len(w) >= 4 or w in _SHORT_KEEP)}
+    return frozenset(_stem(w) for w in words if w not in _STOP and (len(w) >= 4 or w in _SHORT_KEEP))
 
 
 def _plain(text: str) -> str:
@@ -83,6 +85,7 @@ def _plain(text: str) -> str:
     return re.sub(r"[`*_\-]+", " ", text.lower())
 
 
+@functools.lru_cache(maxsize=4096)  # each shown text is squashed once per spelling searched in it otherwise
 def _squash(text: str, keep_case: bool = False) -> str:
     """For value spellings: Markdown code and bold marks gone, spaces folded (lower case unless ``keep_case``)."""
     text = re.sub(r"\s+", " ", re.sub(r"`|\*\*", "", text))
@@ -135,10 +138,14 @@ def _value_spellings(kind: str, observed: str) -> list[str]:
 def _contains(haystack: str, spelling: str, keep_case: bool = False) -> bool:
     """``spelling`` in ``haystack`` as a whole token (``12`` is not in ``120`` or ``0.12``; ``float32`` is
     in ``torch.float32`` but not in ``bfloat32``)."""
-    needle = _squash(spelling, keep_case)
+    return _token_pattern(_squash(spelling, keep_case)).search(_squash(haystack, keep_case)) is not None
+
+
+@functools.lru_cache(maxsize=4096)  # more spellings than re's own cache holds: compiling dominated validate
+def _token_pattern(needle: str) -> re.Pattern[str]:
     before = r"(?<![\w.])" if re.match(r"[\d.-]", needle) else r"(?<!\w)" if re.match(r"\w", needle) else ""
     after = r"(?!\w)" if re.search(r"\w$", needle) else ""
-    return re.search(before + re.escape(needle) + after, _squash(haystack, keep_case)) is not None
+    return re.compile(before + re.escape(needle) + after)
 
 
 # Which answers each text is searched for. A prompt and its questions describe the inputs, and an answer
@@ -207,12 +214,20 @@ def _claim_verb(title: str) -> str:
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _code_names(source: str) -> set[str]:
+@functools.lru_cache(maxsize=1024)  # a module's setup is shared by its drills
+def _code_names(source: str) -> frozenset[str]:
     """The names a piece of Python uses (comments and strings left out); {} if it does not tokenize."""
     try:
-        return {t.string for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.NAME}
+        return frozenset(t.string for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                         if t.type == tokenize.NAME)
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        return set()
+        return frozenset()
+
+
+@functools.lru_cache(maxsize=256)
+def _sentences(text: str) -> tuple[str, ...]:
+    """The intro's sentences, split once per module rather than once per wrong answer."""
+    return tuple(_SENTENCE.split(text))
 # Python and English words a solution may add without naming the fix.
 _PY_WORDS = frozenset("""
 None True False self with else elif return assert import from lambda yield pass raise while break continue
@@ -294,7 +309,7 @@ def drill_giveaways(module: Module, drill: Drill, observed: Mapping[str, str] | 
                                       f"names what the repair adds ({', '.join(named)})"))
     for wrong in drill.wrong_answers:
         claim = _stems(wrong.misconception) - topic
-        for sentence in _SENTENCE.split(module.intro):
+        for sentence in _sentences(module.intro):
             shared = claim & _stems(sentence)
             if len(shared) >= 4 and shared & _OUTCOME:
                 found.append(Giveaway(module.file, drill.line, drill.id, "module intro",
