@@ -65,3 +65,10 @@ def test_a_module_id_mismatch_is_reported_at_its_line_even_beside_other_errors(t
     assert main(["validate", str(root)]) == 1
     out = capsys.readouterr().out
     assert "course.yaml lists it as '04'" in out and f"04_after.yaml:{line}:1" in out
+
+
+def test_watch_without_lessons_says_what_it_needs(capsys, mini_course_dir):
+    assert main(["--watch"]) == 2
+    assert "use it with --lessons DIR" in capsys.readouterr().err
+    assert main(["--watch", "--lessons", str(mini_course_dir), "--plain"]) == 2
+    assert "use it with --lessons DIR" in capsys.readouterr().err

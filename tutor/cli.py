@@ -33,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--allow-grants", action="store_true",
                         help="accept what a lesson pack asks the sandbox for (processes, exec, loopback) "
                              "without being asked; the tutor asks once per pack otherwise")
+    parser.add_argument("--watch", action="store_true",
+                        help="with --lessons: reload a module when its file changes, staying on the drill "
+                             "being edited (for lesson authors)")
     parser.add_argument("--plain", action="store_true",
                         help="the same drills line by line without the full-screen app (screen readers, scripts; "
                              "reads answers from stdin)")
@@ -165,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.lessons is not None:
                 raise ValueError("--course and --lessons both name a course: use one")
             args.lessons = course_dir(args.course)
+        if args.watch and (args.lessons is None or args.plain or args.command):
+            raise ValueError("--watch reloads the lessons an author edits: use it with --lessons DIR "
+                             "(or --course ID) in the app")
         if args.command == "new":
             return _scaffold(args)
         if args.command == "courses":
@@ -219,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         from tutor.app.launch import launch
 
         return launch(profile=args.profile, lessons=args.lessons, trust_lessons=args.trust_lessons,
-                      allow_grants=args.allow_grants)
+                      allow_grants=args.allow_grants, watch=args.watch)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

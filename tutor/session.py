@@ -102,6 +102,12 @@ class Session:
     def _changed(self) -> None:
         self._progress = None
 
+    def replace_course(self, course: Course) -> None:
+        """Use an edited copy of the same course (``--watch``): the profile's progress stays as it is."""
+        assert course.identity == self.course.identity
+        self.course = course
+        self._changed()
+
     def visit(self, module_id: str, item: str) -> None:
         self.store.set_position(module_id, item)
         self._changed()

@@ -66,16 +66,24 @@ def _accept_grants(course: Course, store: ProfileStore, consent: Callable[[str],
     """A pack's sandbox grants need the learner's yes once (again when it asks for more)."""
     from tutor.course import grants
 
-    wanted = grants.requested(course.modules())
+    wanted = unaccepted_grants(course, store)
     if not wanted:
         return
     key = grants.pack_key(course.root)
     accepted = set((store.setting(key) or "").split())
-    if set(wanted) <= accepted:
-        return
     question = (f"The lessons in {course.root} ask the sandbox for more than its default confinement:\n"
                 f"{grants.describe(wanted)}\nAllow this for this pack?")
     if not allow_grants and not (consent is not None and consent(question)):
         raise StartupError(f"{question.rsplit(chr(10), 1)[0]}\nNot allowed, so nothing was started. Answer yes when "
                            "asked, or pass --allow-grants (scripts), to use this pack.")
     store.set_setting(key, " ".join(sorted(accepted | set(wanted))))
+
+
+def unaccepted_grants(course: Course, store: ProfileStore) -> dict[str, list[str]]:
+    """The sandbox grants the course's drills ask for that the learner has not accepted for this pack
+    (all of them, with their drills, when any is new; {} when every one was accepted)."""
+    from tutor.course import grants
+
+    wanted = grants.requested(course.modules())
+    accepted = set((store.setting(grants.pack_key(course.root)) or "").split())
+    return {} if set(wanted) <= accepted else wanted

@@ -42,8 +42,10 @@ class TutorApp(App):
     ]
 
     def __init__(self, course: Course, store: ProfileStore, sandbox: Sandbox | None = None,
-                 profile_name: str = "default", start: str = "map", session: Session | None = None):
+                 profile_name: str = "default", start: str = "map", session: Session | None = None,
+                 watch: bool = False):
         super().__init__()
+        self.watch_lessons = watch  # --watch: reload the course when its YAML changes (tutor/app/course_watch.py)
         self.session = session or Session(course, store)
         self.start = start
         self.sandbox = sandbox or Sandbox(**grants.sandbox_options(course.root, course.modules()))
@@ -65,6 +67,10 @@ class TutorApp(App):
     def on_mount(self) -> None:
         self.run_worker(self._warm_sandbox(), group="sandbox-start", exit_on_error=False)
         self.push_screen(MapScreen())
+        if self.watch_lessons:
+            from tutor.app.course_watch import watch_course
+
+            self.run_worker(watch_course(self, self.session.course.root), group="watch", exit_on_error=False)
         store = self.session.store
         if store.notice:
             self.notify(store.notice, title="Profile moved aside", severity="warning", timeout=20)

@@ -12,7 +12,7 @@ from tutor.startup import StartupError, ask_on_terminal, open_course_and_profile
 
 
 def launch(profile: str = "default", lessons: Path | None = None, trust_lessons: bool = False,
-           start: str = "map", allow_grants: bool = False) -> int:
+           start: str = "map", allow_grants: bool = False, watch: bool = False) -> int:
     try:
         course, store = open_course_and_profile(profile, lessons, trust_lessons, consent=ask_on_terminal,
                                                 allow_grants=allow_grants)
@@ -23,7 +23,7 @@ def launch(profile: str = "default", lessons: Path | None = None, trust_lessons:
     try:
         from tutor.app.app import TutorApp  # Textual is imported only when the app really starts
 
-        app = TutorApp(course, store, sandbox=sandbox, profile_name=profile, start=start)
+        app = TutorApp(course, store, sandbox=sandbox, profile_name=profile, start=start, watch=watch)
         app.run()
     finally:
         sandbox.close_sync()
