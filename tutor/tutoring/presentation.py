@@ -15,7 +15,7 @@ from tutor.course.lab_fields import CHECK_TEST
 from tutor.judge import labs, option_label
 from tutor.progress.store import AttemptKind
 from tutor.safe_text import clip, inert
-from tutor.tutoring.reports import RunReport
+from tutor.tutoring.reports import RunReport, SnippetReport
 from tutor.tutoring.states import CheckStatus, Outcome
 
 OUTPUT_SHOWN = 4000
@@ -178,14 +178,39 @@ def _fence_blocks(report: RunReport) -> list[Block]:
     return [line((f"Fence rule broken: {inert(rule)}", Tone.BAD)) for rule in report.fence]
 
 
-def _output_blocks(report: RunReport) -> list[Block]:
+def _output_blocks(report: RunReport | SnippetReport, label: str = "Output:", shown: int = OUTPUT_SHOWN) -> list[Block]:
     if not report.output.strip():
         return []
-    shown = clip(report.output.rstrip("\n"), OUTPUT_SHOWN)
-    blocks: list[Block] = [line(("Output:", Tone.STRONG)), line((shown, Tone.OUTPUT))]
+    text = clip(report.output.rstrip("\n"), shown)
+    blocks: list[Block] = [line((label, Tone.STRONG)), line((text, Tone.OUTPUT))]
     if report.output_truncated:
         blocks.append(line((f"… {report.output_truncated:,} more bytes of output were not kept", Tone.DIM)))
     return blocks
+
+
+# ---------------------------------------------------------------- a snippet run (``pytorch-tutor run``)
+
+
+def snippet_blocks(report: SnippetReport) -> list[Block]:
+    """A snippet's run: the verdict first (in the heading), then output, variables, error, fence, verdict.
+
+    The heading states the verdict because "— ok" above a SyntaxError would read as success.
+    The output is shown whole (the sandbox's output cap already bounds it): it is what the
+    learner ran the snippet to see.
+    """
+    good = Tone.GOOD if report.clean else Tone.BAD
+    blocks: list[Block] = [line((f"== {inert(report.source)} — ", Tone.STRONG), (report.verdict, good),
+                                (f" in {report.seconds:.2f} s", Tone.DIM))]
+    blocks.extend(_output_blocks(report, "-- output", shown=len(report.output) + 1))
+    if not report.finished:
+        return blocks + [line(("-- verdict: ", Tone.STRONG), (inert(report.message), Tone.BAD))]
+    if report.variables:
+        blocks.append(line(("-- variables", Tone.STRONG)))
+        blocks.extend(line((f"{name} = ", Tone.STRONG), value) for name, value in report.variables)
+    if report.error:
+        blocks.append(line(("-- error: ", Tone.BAD), inert(report.error)))
+    blocks.extend(line((f"-- fence rule broken: {inert(rule)}", Tone.BAD)) for rule in report.fence)
+    return blocks + [line(("-- verdict: ", Tone.STRONG), (report.verdict, good))]
 
 
 # ---------------------------------------------------------------- plain text

@@ -92,6 +92,39 @@ class RunReport:
 
 
 @dataclass(frozen=True)
+class SnippetReport:
+    """``pytorch-tutor run``: any snippet run once in the sandbox; nothing judged, nothing recorded."""
+
+    source: str  # what was run, as the learner named it (a file's path)
+    status: RunStatus
+    seconds: float
+    message: str = ""  # why the run did not finish
+    output: str = ""
+    output_truncated: int = 0
+    variables: tuple[tuple[str, str], ...] = ()  # (name, value described briefly), in binding order
+    error: str = ""  # what the code raised, described
+    error_type: str = ""
+    fence: tuple[str, ...] = ()
+
+    @property
+    def finished(self) -> bool:
+        return self.status == RunStatus.OK
+
+    @property
+    def clean(self) -> bool:
+        """It finished, raised nothing and broke no fence rule."""
+        return self.finished and not self.error and not self.fence
+
+    @property
+    def verdict(self) -> str:
+        if not self.finished:
+            return f"did not finish ({self.status})"
+        if self.error:
+            return f"error ({self.error_type})"
+        return "fence rule broken" if self.fence else "ok"
+
+
+@dataclass(frozen=True)
 class SelfCheckReport:
     module_id: str
     check_id: str

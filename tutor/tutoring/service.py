@@ -23,8 +23,10 @@ from tutor.placement import passed as placement_passed
 from tutor.session import Session
 from tutor.tutoring.reports import (NOT_RECORDED_OFF, NOT_RECORDED_UNFINISHED, NOT_RECORDED_UNREADABLE, AskRow,
                                     ModuleRef, PlacementReport, PlacementRow, Recorded, RunReport,
-                                    SelfCheckReport)
-from tutor.tutoring.states import Outcome
+                                    SelfCheckReport, SnippetReport)
+from tutor.safe_text import inert
+from tutor.tutoring.states import Outcome, RunStatus
+from tutor.value_text import describe_briefly
 
 FREE_TEXT_EMPTY = "Write your answer first; then compare it with the model answer."
 
@@ -69,6 +71,19 @@ class TutoringService:
         """
         result = await self.sandbox.run(request_for(drill, code, files))
         return grade_read(drill, said or read_answers(drill, {}), result)
+
+    async def run_snippet(self, code: str, timeout: float, source: str = "") -> SnippetReport:
+        """Run any snippet once (``pytorch-tutor run``): what it printed, bound, raised and broke."""
+        result = await self.sandbox.run(RunRequest(code=code, timeout=timeout))
+        obs = result.observation
+        base = dict(source=source, status=RunStatus.read(result.status), seconds=result.seconds,
+                    output=result.output, output_truncated=result.output_truncated)
+        if obs is None or not result.ok:
+            return SnippetReport(message=result.message, **base)
+        return SnippetReport(
+            variables=tuple((inert(name), describe_briefly(value)) for name, value in obs.variables.items()),
+            error=describe_error(obs.error) if obs.error else "", error_type=inert(obs.error.type) if obs.error else "",
+            fence=tuple(obs.fence), **base)
 
     # ---------------------------------------------------------------- drills
 
