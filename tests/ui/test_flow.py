@@ -15,7 +15,7 @@ from textual.command import CommandList
 from textual.widgets import Input, OptionList, TextArea
 
 from tests.ui.conftest import SIZE, settle, text_of, type_into
-from tutor.app.screens.drill import DrillScreen
+from tutor.app.screens.drill import AnswerInput, DrillScreen
 from tutor.app.screens.help import HelpScreen
 from tutor.app.screens.map import MapScreen
 from tutor.app.screens.self_check import SelfCheckScreen
@@ -52,7 +52,7 @@ async def test_map_to_done_unlocks_and_relaunch_resumes(make_app, mini_course_di
         await pilot.press("enter")
         await settle(app, pilot)
         assert "Nothing was run" in status_text(app)
-        assert expected_form("stride") in text_of(app.screen.query_one("#problem-0"))
+        assert expected_form("stride") in text_of(app.screen.query_one("#ask-0", AnswerInput).problem)
         assert app.session.store.attempts() == []
 
         # A wrong prediction: the first divergence and the misconception are named.

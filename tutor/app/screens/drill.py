@@ -25,12 +25,13 @@ from tutor.tutoring.states import Outcome
 
 
 class AnswerInput(Input):
-    """The answer box of one ask; it knows which ask it answers."""
+    """The answer box of one ask; it knows which ask it answers and where its problem is shown."""
 
     def __init__(self, index: int, key: str, **kwargs):
         super().__init__(**kwargs)
         self.index = index
         self.key = key
+        self.problem = Static("", classes="answer-problem")  # why this answer cannot be read, under the box
 
 
 class ConfidenceButton(RadioButton):
@@ -86,8 +87,9 @@ class DrillScreen(LessonScreen):
                 if ask.options:
                     question.append("\n" + "\n".join(option_lines(ask.options)))
                 yield Static(question, classes="ask-question")
-                yield AnswerInput(i, ask.key, placeholder=expected_form(ask.kind), id=f"ask-{i}")
-                yield Static("", id=f"problem-{i}", classes="answer-problem")
+                box = AnswerInput(i, ask.key, placeholder=expected_form(ask.kind), id=f"ask-{i}")
+                yield box
+                yield box.problem
             yield Static("How sure are you? (optional; Tab to reach it, arrows and Space to choose)",
                          id="confidence-label")
             with RadioSet(id="confidence"):
@@ -116,7 +118,7 @@ class DrillScreen(LessonScreen):
         said = self.app.tutoring.read_answers(self.drill, texts)
         first_unreadable = None
         for box in self.query(AnswerInput):
-            problem = self.query_one(f"#problem-{box.index}", Static)
+            problem = box.problem
             answer = said[box.key]
             problem.update(Text(answer.problem))
             problem.set_class(not answer.readable, "-shown")
