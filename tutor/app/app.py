@@ -35,10 +35,11 @@ class TutorApp(App):
     TITLE = "pytorch-tutor"
     COMMANDS = App.COMMANDS | {ModuleCommands}
     BINDINGS = [
-        Binding("f1", "help", "Help"),
-        Binding("f2", "review", "Review", show=False),
-        Binding("f3", "stats", "Stats", show=False),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("f1", "help", "Help", tooltip="how the tutor works, and every key"),
+        Binding("f2", "review", "Review", show=False, tooltip="spaced review: what is due"),
+        Binding("f3", "stats", "Stats", show=False, tooltip="accuracy, calibration and time"),
+        Binding("ctrl+q", "quit", "Quit", priority=True,
+                tooltip="quit (a running snippet is stopped with everything it started)"),
     ]
 
     def __init__(self, course: Course, store: ProfileStore, sandbox: Sandbox | None = None,

@@ -26,22 +26,19 @@ attempt; relaunching resumes where you left off.
 
 ## Keys
 
-| key | where | what |
-|---|---|---|
-| Enter | map | open the highlighted module |
-| Enter / ctrl+r | drill | run with your predictions |
-| ctrl+g | drill | show the next hint |
-| ctrl+e | drill | edit the code (experiment, or repair) |
-| ctrl+n / ctrl+b | drill, self-check | next / previous |
-| Escape | drill, self-check | back to the map |
-| ctrl+p | anywhere | command palette: jump to a module |
-| F1 | anywhere | this help |
-| ctrl+q | anywhere | quit (a running snippet is stopped) |
+{keys}
 
 Answers are forgiving about spelling: `(2, 3)`, `2x3` and `torch.Size([2, 3])` are the
 same shape; `float32` and `torch.float32` the same dtype; `yes`/`true` the same bool.
 An answer the tutor cannot read is never run: you get a hint on the expected form.
 """
+
+
+def help_text() -> str:
+    """The help, its key table generated from the screens' bindings (``tutor.app.keys``)."""
+    from tutor.app.keys import markdown_table
+
+    return HELP.replace("{keys}", markdown_table())
 
 
 class HelpScreen(ModalScreen[None]):
@@ -66,4 +63,4 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Markdown(HELP)
+            yield Markdown(help_text())

@@ -8,8 +8,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Markdown, Static
+from textual.widgets import Header, Input, Markdown, Static
 
+from tutor.app.widgets.footer import key_footer
 from tutor.judge import AnswerError
 from tutor.placement import PLACEMENT_PASS, PlacementQuestion, PlacementResult, form_of
 from tutor.safe_text import inert
@@ -38,7 +39,7 @@ class PlacementScreen(Screen):
             yield Input(id="answer")
             yield Static("", id="status")
             yield Static("", id="results")
-        yield Footer()
+        yield key_footer()
 
     def on_mount(self) -> None:
         self.show_question()

@@ -8,9 +8,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import Header, OptionList, Static
 from textual.widgets.option_list import Option
 
+from tutor.app.widgets.footer import key_footer
 from tutor.progress.review import DueItem
 from tutor.safe_text import inert
 
@@ -33,13 +34,14 @@ def _ago(due: datetime) -> str:
 
 
 class ReviewScreen(Screen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("enter", "open", "Review it")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", tooltip="back to the map"),
+                Binding("enter", "open", "Review it", tooltip="open the highlighted item; it is rated by how you do")]
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="review-summary")
         yield OptionList(id="due")
-        yield Footer()
+        yield key_footer()
 
     def on_mount(self) -> None:
         self.refresh_queue()

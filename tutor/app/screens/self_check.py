@@ -10,11 +10,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Input, Markdown, Static
+from textual.widgets import Button, Header, Input, Markdown, Static
 
+from tutor.app.widgets.footer import key_footer
 from tutor.progress.review import SELF_RATING_WORDS
 from tutor.safe_text import inert
 from tutor.tutoring.presentation import option_lines, self_check_verdict
+
+
+RATE_HELP = "after a free-text answer: rate yourself against the model answer, 1 (missed it) to 4 (easy)"
 
 
 class RatingButton(Button):
@@ -27,13 +31,13 @@ class RatingButton(Button):
 
 class SelfCheckScreen(Screen):
     BINDINGS = [
-        Binding("ctrl+n", "next", "Next question", priority=True),
-        Binding("ctrl+o", "previous", "Previous", priority=True),
-        Binding("escape", "map", "Map", priority=True),
-        Binding("1", "rate(1)", "Missed it", show=False),
-        Binding("2", "rate(2)", "Partly", show=False),
-        Binding("3", "rate(3)", "Got it", show=False),
-        Binding("4", "rate(4)", "Easy", show=False),
+        Binding("ctrl+n", "next", "Next", priority=True, tooltip="next / previous (never automatic)"),
+        Binding("ctrl+o", "previous", "Prev", priority=True, tooltip="next / previous (never automatic)"),
+        Binding("escape", "map", "Map", priority=True, tooltip="back to the map"),
+        Binding("1", "rate(1)", "Missed it", show=False, tooltip=RATE_HELP),
+        Binding("2", "rate(2)", "Partly", show=False, tooltip=RATE_HELP),
+        Binding("3", "rate(3)", "Got it", show=False, tooltip=RATE_HELP),
+        Binding("4", "rate(4)", "Easy", show=False, tooltip=RATE_HELP),
     ]
 
     def __init__(self, module_id: str, index: int | None = None):
@@ -62,7 +66,7 @@ class SelfCheckScreen(Screen):
             with Horizontal(id="rating"):
                 for number, word in SELF_RATING_WORDS.items():
                     yield RatingButton(number, word, id=f"rate-{number}")
-        yield Footer()
+        yield key_footer()
 
     def on_mount(self) -> None:
         self.show_question()

@@ -8,8 +8,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
+from tutor.app.widgets.footer import key_footer
 from tutor.app.widgets.daily_chart import DailyChart
 from tutor.progress.stats import DAYS, format_duration, history_line
 from tutor.safe_text import inert
@@ -20,7 +21,8 @@ def _percent(value: float | None) -> str:
 
 
 class StatsScreen(Screen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("q", "app.pop_screen", "Back", show=False)]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", tooltip="back to the map"),
+                Binding("q", "app.pop_screen", "Back", show=False, tooltip="back to the map")]
     DEFAULT_CSS = """
     StatsScreen Static { margin: 0 1 1 1; }
     """
@@ -60,7 +62,7 @@ class StatsScreen(Screen):
             if stats.brier is not None:
                 calibration.append(f"Brier score {stats.brier:.3f} (lower is better; 0 is perfect)")
             yield Static(calibration, id="calibration")
-        yield Footer()
+        yield key_footer()
 
     def on_mount(self) -> None:
         self.title = f"Stats — last {DAYS} days"
