@@ -25,6 +25,7 @@ from tutor.tutoring.reports import (NOT_RECORDED_OFF, NOT_RECORDED_UNFINISHED, N
                                     ModuleRef, PlacementReport, PlacementRow, Recorded, RunReport,
                                     SelfCheckReport, SnippetReport)
 from tutor.safe_text import inert
+from tutor.tutoring.drafts import Drafts
 from tutor.tutoring.states import Outcome, RunStatus
 from tutor.value_text import describe_briefly
 
@@ -47,6 +48,7 @@ class TutoringService:
     def __init__(self, session: Session | None, sandbox: SandboxPort):
         self.session = session
         self.sandbox = sandbox
+        self.drafts = Drafts()
 
     async def start(self) -> None:
         """Warm the sandbox up (a front end does this at once, in the background)."""
@@ -86,6 +88,35 @@ class TutoringService:
             fence=tuple(obs.fence), **base)
 
     # ---------------------------------------------------------------- drills
+
+    def _course(self) -> str:
+        return self.session.store.course if self.session is not None else ""
+
+    def code_for(self, module_id: str, drill: Drill) -> str:
+        """The drill's code as the learner last edited it, else its own."""
+        return self.drafts.get(self._course(), module_id, drill.id) or drill.code
+
+    def keep_code(self, module_id: str, drill: Drill, code: str) -> None:
+        self.drafts.keep(self._course(), module_id, drill.id, code, drill.code)
+
+    def reset_code(self, module_id: str, drill: Drill) -> str:
+        """Forget the learner's edits; the drill's own code again."""
+        self.drafts.reset(self._course(), module_id, drill.id)
+        return drill.code
+
+    def last_verified(self, module_id: str, drill: Drill) -> RunReport | None:
+        """A verified drill revisited: the prediction that verified it, beside what was observed then."""
+        if self.session is None or not self.session.drill_done(module_id, drill.id):
+            return None
+        right = [a for a in self.session.store.attempts(module_id)
+                 if a.item == drill.id and a.kind == AttemptKind.PREDICTION and a.correct]
+        if not right:
+            return None
+        last = right[-1]
+        rows = tuple(AskRow(ask.key, ask.question, str(last.answers.get(ask.key, "")),
+                            str(last.observed.get(ask.key, "")), True) for ask in drill.asks)
+        return RunReport(module_id, drill.id, AttemptKind.PREDICTION, Outcome.VERIFIED, said=dict(last.answers),
+                         status=RunStatus.OK, rows=rows, drill_done=True)
 
     async def submit_prediction(self, module_id: str, drill: Drill, said: Mapping[str, ReadAnswer],
                                 seconds: float, confidence: int | None = None) -> RunReport:

@@ -10,10 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
-from textual.widgets import Footer, Header, Input, Markdown, RadioButton, RadioSet, Static, TextArea
+from textual.widgets import Header, Input, Markdown, RadioButton, RadioSet, Static, TextArea
 
+from tutor.app.widgets.footer import key_footer
 from tutor.app.messages import CodeSubmitted, PredictionSubmitted
 from tutor.app.screens.lesson_screen import LessonScreen
+from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
 from tutor.app.widgets.code_view import CodeView
 from tutor.app.widgets.result_panel import ResultPanel
 from tutor.judge import ReadAnswer, expected_form
@@ -40,14 +42,43 @@ class ConfidenceButton(RadioButton):
         self.level = level
 
 
+class ConfidenceChoice(RadioSet):
+    """How sure the learner is: arrows or Space choose; Enter runs, like everywhere in the form.
+
+    Nothing is chosen until the learner chooses (focusing the row chooses nothing).
+    """
+
+    BINDINGS = [
+        Binding("enter", "screen.run", "Run", show=False),
+        Binding("space", "toggle_button", "Choose", show=False),
+        Binding("right,down", "choose(1)", "Surer", show=False),
+        Binding("left,up", "choose(-1)", "Less sure", show=False),
+    ]
+
+    def action_choose(self, step: int) -> None:
+        if self.pressed_button is not None:  # the first arrow chooses the highlighted one
+            self.action_next_button() if step > 0 else self.action_previous_button()
+        self.action_toggle_button()
+
+    def clear(self) -> None:
+        for button in self.query(RadioButton):
+            button.value = False
+        self._pressed_button = None
+
+
 class DrillScreen(LessonScreen):
     BINDINGS = [
-        Binding("ctrl+r", "run", "Run", priority=True),
-        Binding("ctrl+g", "hint", "Hint", priority=True),
-        Binding("ctrl+e", "edit", "Edit code", priority=True),
-        Binding("ctrl+n", "next", "Next", priority=True),
-        Binding("ctrl+o", "previous", "Previous", priority=True),
-        Binding("escape", "map", "Map", priority=True),
+        Binding("ctrl+r", "run", "Run", priority=True,
+                tooltip="run with your predictions, or your edited code while the editor is open"),
+        Binding("ctrl+g", "hint", "Hint", priority=True, tooltip="the next hint (hints come in tiers)"),
+        Binding("ctrl+e", "edit", "Edit", priority=True,
+                tooltip="edit the code: change one thing and rerun; in a repair drill, fix the bug; "
+                        "again: back to your predictions"),
+        Binding("ctrl+t", "reset_code", "Reset code", priority=True,
+                tooltip="the drill's own code back in the editor (your edits are kept per drill until then)"),
+        Binding("ctrl+n", "next", "Next", priority=True, tooltip="next / previous (never automatic)"),
+        Binding("ctrl+o", "previous", "Prev", priority=True, tooltip="next / previous (never automatic)"),
+        Binding("escape", "map", "Map", priority=True, tooltip="back to the map"),
     ]
 
     phase = reactive("predict")  # predict | running | revealed (the explanation is shown)
@@ -81,7 +112,8 @@ class DrillScreen(LessonScreen):
                               f"{inert(drill.title)}"), classes="where")
             yield Markdown(inert(drill.prompt), id="prompt")
             yield CodeView(drill.code, drill.setup, id="code")
-            yield TextArea(drill.code, id="editor", soft_wrap=False, show_line_numbers=True, tab_behavior="indent")
+            yield CodeEditor.python(drill.code, id="editor")
+            yield Static(Text(EDITOR_KEYS, style="dim"), id="editor-keys")
             for i, ask in enumerate(drill.asks):
                 question = Text(inert(ask.question), style="bold")
                 if ask.options:
@@ -90,9 +122,9 @@ class DrillScreen(LessonScreen):
                 box = AnswerInput(i, ask.key, placeholder=expected_form(ask.kind), id=f"ask-{i}")
                 yield box
                 yield box.problem
-            yield Static("How sure are you? (optional; Tab to reach it, arrows and Space to choose)",
+            yield Static("How sure are you? (optional: Tab here, then arrows or Space choose; Enter runs)",
                          id="confidence-label")
-            with RadioSet(id="confidence"):
+            with ConfidenceChoice(id="confidence"):
                 for level, word in CONFIDENCE_LEVELS.items():
                     yield ConfidenceButton(level, word, id=f"confidence-{level}")
             yield Static("", id="status")
@@ -100,14 +132,27 @@ class DrillScreen(LessonScreen):
             yield Markdown("", id="explanation")
             yield Static("", id="hints")
             yield Markdown("", id="solution")
-        yield Footer()
+        yield key_footer()
 
     def on_mount(self) -> None:
-        session = self.app.session
-        if session.drill_done(self.module_id, self.drill.id):
-            self.set_status("You verified this drill before. Predict again, or ctrl+n for the next one.")
+        service, session = self.app.tutoring, self.app.session
+        before = service.last_verified(self.module_id, self.drill)
+        if before is not None:  # revisited: verified, with the answers that did it; try again at will
+            for box in self.query(AnswerInput):
+                box.value = before.said.get(box.key, "")
+            self.last_said = self.app.tutoring.read_answers(self.drill, before.said)
+            panel = self.query_one("#result", ResultPanel)
+            panel.show_report(before, "You verified this drill: your answers and what PyTorch did")
+            self._reveal()
+            self.set_status("Verified ✓ before. Change an answer and press Enter to try again, ctrl+e to "
+                            "change the code, or ctrl+n for the next drill.")
+        elif session.attempted(self.module_id, self.drill.id):
+            self._reveal(explain=not self.drill.is_repair)
+            self.set_status("You tried this before. Predict again and press Enter.")
         else:
             self.set_status("Type your prediction, say how sure you are (Tab to the choices), and press Enter.")
+        if service.code_for(self.module_id, self.drill) != self.drill.code:
+            self.query_one("#code", CodeView).edited = True
         self.query_one("#ask-0", Input).focus()
 
     # ---------------------------------------------------------------- helpers
@@ -182,6 +227,7 @@ class DrillScreen(LessonScreen):
         self.set_status("Running in the sandbox…", running=True)
         self._submitted = said
         self.post_message(PredictionSubmitted(self.module_id, self.drill, said, seconds, self.confidence()))
+        self.query_one("#confidence", ConfidenceChoice).clear()  # each try states its own confidence
 
     def after_failure(self) -> None:
         self._finished()
@@ -212,16 +258,43 @@ class DrillScreen(LessonScreen):
             return
         self.editing = not self.editing
 
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "reset_code":  # shown in the footer only while there is code to reset
+            return self.editing
+        return True
+
+    def action_reset_code(self) -> None:
+        if not self.editing:
+            return
+        self.query_one("#editor", TextArea).load_text(self.app.tutoring.reset_code(self.module_id, self.drill))
+        self.query_one("#code", CodeView).edited = False
+        self.set_status("The drill's own code is back. Change one thing, then ctrl+r.")
+
     def watch_editing(self, editing: bool) -> None:
         editor = self.query_one("#editor", TextArea)
+        code = self.query_one("#code", CodeView)
+        if editing:  # one copy of the code: the editor takes the read-only view's place
+            editor.load_text(self.app.tutoring.code_for(self.module_id, self.drill))
+        else:
+            code.edited = editor.text != self.drill.code
+        code.setup_only = editing
         editor.set_class(editing, "-shown")
+        self.query_one("#editor-keys").set_class(editing, "-shown")
+        self.refresh_bindings()
         if editing:
-            editor.focus()
+            editor.focus(scroll_visible=False)
+            self.call_after_refresh(editor.scroll_visible, animate=False)  # laid out first: then in view
             what = "Repair the code" if self.drill.is_repair else "Change one thing"
             self.set_status(f"{what}, then ctrl+r to run it. ctrl+e goes back to your predictions.")
         else:
             self.query_one("#ask-0", Input).focus()
             self.set_status("Back to your predictions: Enter runs them.")
+
+    @on(TextArea.Changed, "#editor")
+    def _keep_edits(self, event: TextArea.Changed) -> None:
+        """Every edit is kept for this drill: leaving it and coming back finds the code as it was left."""
+        if self.editing:
+            self.app.tutoring.keep_code(self.module_id, self.drill, event.text_area.text)
 
 
 # What to do next, in this screen's keys.

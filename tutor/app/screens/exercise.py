@@ -13,11 +13,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Header, Markdown, Static, TextArea
+from textual.widgets import Header, Markdown, Static, TextArea
 
+from tutor.app.widgets.footer import key_footer
 from tutor.app.messages import CodeSubmitted
 from tutor.app.screens.confirm import ConfirmScreen
 from tutor.app.screens.lesson_screen import LessonScreen
+from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
 from tutor.app.widgets.result_panel import ResultPanel
 from tutor.progress.store import AttemptKind
 from tutor.safe_text import inert
@@ -28,14 +30,16 @@ from tutor.workspace import ensure_starter, lab_files, read_exercise, reset_exer
 
 class ExerciseScreen(LessonScreen):
     BINDINGS = [
-        Binding("ctrl+r", "verify", "Run checks", priority=True),
-        Binding("ctrl+s", "save", "Save", priority=True),
-        Binding("ctrl+e", "open_editor", "Open in $EDITOR", priority=True),
-        Binding("ctrl+t", "reset", "Reset", priority=True),
-        Binding("ctrl+g", "hint", "Hint", priority=True),
-        Binding("ctrl+n", "next", "Next", priority=True),
-        Binding("ctrl+o", "previous", "Previous", priority=True),
-        Binding("escape", "map", "Map", priority=True),
+        Binding("ctrl+s", "save", "Save", priority=True, tooltip="save the file; every save runs the checks"),
+        Binding("ctrl+r", "verify", "Check", priority=True, show=False,
+                tooltip="run the checks on the saved file (where file events do not arrive: WSL, network drives)"),
+        Binding("ctrl+e", "open_editor", "$EDITOR", priority=True, tooltip="open the file in your own $EDITOR"),
+        Binding("ctrl+t", "reset", "Reset", priority=True,
+                tooltip="restore the starter file (your version is kept beside it)"),
+        Binding("ctrl+g", "hint", "Hint", priority=True, tooltip="the next hint (hints come in tiers)"),
+        Binding("ctrl+n", "next", "Next", priority=True, tooltip="next / previous (never automatic)"),
+        Binding("ctrl+o", "previous", "Prev", priority=True, tooltip="next / previous (never automatic)"),
+        Binding("escape", "map", "Map", priority=True, tooltip="back to the map"),
     ]
 
     def __init__(self, module_id: str, drill_id: str):
@@ -65,13 +69,14 @@ class ExerciseScreen(LessonScreen):
                                        "\nEdit it in your own editor (ctrl+e opens $EDITOR) or right here; every "
                                        "save re-runs the checks. ctrl+r re-runs them by hand."), id="file")
             yield Static("", id="stages")
-            yield TextArea("", id="editor", soft_wrap=False, show_line_numbers=True, tab_behavior="indent")
+            yield CodeEditor.python("", id="editor")
+            yield Static(Text(EDITOR_KEYS, style="dim"), id="editor-keys", classes="-shown")
             yield Static("", id="status")
             yield ResultPanel(id="result")
             yield Static("", id="hints")
             yield Markdown("", id="explanation")
             yield Markdown("", id="solution")
-        yield Footer()
+        yield key_footer()
 
     def on_mount(self) -> None:
         self._load_file()

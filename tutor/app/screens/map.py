@@ -7,12 +7,12 @@ from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.containers import Vertical
-from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets import Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from tutor.app.widgets.footer import key_footer
 from tutor.course.graph import Status
 from tutor.safe_text import inert
 
@@ -29,13 +29,13 @@ STATUS_STYLE = {
 
 class MapScreen(Screen):
     BINDINGS = [
-        Binding("enter", "open", "Open", show=True),
-        Binding("slash", "search", "Search"),
-        Binding("t", "test_out", "Test out"),
-        Binding("r", "app.review", "Review"),
-        Binding("s", "app.stats", "Stats"),
-        Binding("question_mark", "app.help", "Help", show=False),
-        Binding("q", "app.quit", "Quit", show=False),
+        Binding("enter", "open", "Open", show=True, tooltip="open the highlighted module where you left it"),
+        Binding("slash", "search", "Search", tooltip="search modules by number or title"),
+        Binding("t", "test_out", "Test out", tooltip="test out of a locked module: a short placement"),
+        Binding("r", "app.review", "Review", tooltip="spaced review: what is due"),
+        Binding("s", "app.stats", "Stats", tooltip="accuracy, calibration and time"),
+        Binding("question_mark", "app.help", "Help", show=False, tooltip="how the tutor works, and every key"),
+        Binding("q", "app.quit", "Quit", show=False, tooltip="quit (progress is always saved)"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -44,8 +44,9 @@ class MapScreen(Screen):
             with Vertical(id="map-left"):
                 yield Input(placeholder="/ to search modules by number or title", id="search")
                 yield OptionList(id="modules")
-            yield Static(id="details")
-        yield Footer()
+            with VerticalScroll(id="details-scroll"):  # Tab reaches it; arrows and PageDown scroll a long intro
+                yield Static(id="details")
+        yield key_footer()
 
     def on_mount(self) -> None:
         self.refresh_map()

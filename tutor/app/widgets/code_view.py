@@ -1,11 +1,20 @@
-"""Read-only, highlighted code (Pygments through Rich's Syntax)."""
+"""Read-only, highlighted code (Pygments through Rich's Syntax): a drill's setup and code.
+
+While the learner edits, the editor takes the code's place and this shows only the setup
+(one copy of the code on screen, never a read-only panel beside the editor).
+"""
 
 from __future__ import annotations
 
 from rich.console import Group
 from rich.syntax import Syntax
 from rich.text import Text
+from textual.reactive import reactive
 from textual.widgets import Static
+
+
+def _syntax(code: str) -> Syntax:
+    return Syntax(code.rstrip("\n"), "python", theme="ansi_dark", background_color="default", word_wrap=True)
 
 
 class CodeView(Static):
@@ -15,19 +24,34 @@ class CodeView(Static):
         border: round $panel;
         padding: 0 1;
     }
+    CodeView.-empty { display: none; }
     """
+
+    setup_only = reactive(False, init=False)  # the editor shows the code
+    edited = reactive(False, init=False)  # the learner has an edited version (kept; ctrl+e shows it)
 
     def __init__(self, code: str, setup: str = "", **kwargs):
         super().__init__(**kwargs)
-        self.show(code, setup)
+        self.code, self.setup = code, setup
+        self._render_code()
 
-    def show(self, code: str, setup: str = "") -> None:
+    def watch_setup_only(self) -> None:
+        self._render_code()
+
+    def watch_edited(self) -> None:
+        self._render_code()
+
+    def _render_code(self) -> None:
         parts = []
-        if setup.strip():
+        if self.setup.strip():
             parts.append(Text("# setup", style="dim italic"))
-            parts.append(Syntax(setup.rstrip("\n"), "python", theme="ansi_dark", background_color="default",
-                                word_wrap=True))
-            parts.append(Text("# code", style="dim italic"))
-        parts.append(Syntax(code.rstrip("\n"), "python", theme="ansi_dark", background_color="default",
-                            word_wrap=True))
+            parts.append(_syntax(self.setup))
+            if not self.setup_only:
+                parts.append(Text("# code", style="dim italic"))
+        if not self.setup_only:
+            parts.append(_syntax(self.code))
+            if self.edited:
+                parts.append(Text("# your edited version is kept: ctrl+e shows it, ctrl+t there restores this",
+                                  style="dim italic"))
+        self.set_class(not parts, "-empty")
         self.update(Group(*parts))
