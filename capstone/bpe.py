@@ -75,18 +75,66 @@ def _distinct_chunks(text: bytes, pattern: re.Pattern[bytes]) -> tuple[list[list
     return [list(chunk) for chunk in counts], list(counts.values())
 
 
+def count_pairs(words: list[list[int]], freqs: list[int]
+                ) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int], set[int]]]:
+    """The full count: every adjacent pair's count over the chunks (each chunk weighted by its
+    frequency), and `where`, pair -> the indices of the chunks that hold it."""
+    pair_counts: dict[tuple[int, int], int] = defaultdict(int)
+    where: dict[tuple[int, int], set[int]] = defaultdict(set)
+    for w, (ids, freq) in enumerate(zip(words, freqs)):
+        for pair in zip(ids, ids[1:]):
+            pair_counts[pair] += freq
+            where[pair].add(w)
+    return pair_counts, where
+
+
+def apply_merge(words: list[list[int]], freqs: list[int], pair: tuple[int, int], new_id: int,
+                pair_counts: dict[tuple[int, int], int], where: dict[tuple[int, int], set[int]]
+                ) -> list[tuple[int, int]]:
+    """Merge `pair` into `new_id` in every chunk that holds it, in place, and bring
+    `pair_counts` and `where` up to date by recounting only those chunks: afterwards they
+    equal `count_pairs(words, freqs)` (pairs whose count fell to 0 are gone). Returns the
+    pairs whose count changed and is still positive, for the caller's heap.
+
+    The update subtracts each touched chunk's old pairs and adds its new ones, rather than
+    patching the neighbours of each occurrence: in "a a a" the two (a, a) occurrences
+    overlap, and only one of them is merged.
+    """
+    delta: dict[tuple[int, int], int] = defaultdict(int)
+    for w in where.pop(pair):
+        old, freq = words[w], freqs[w]
+        new = merge(old, pair, new_id)
+        words[w] = new
+        old_pairs, new_pairs = list(zip(old, old[1:])), list(zip(new, new[1:]))
+        for p in old_pairs:
+            delta[p] -= freq
+        for p in new_pairs:
+            delta[p] += freq
+        for p in set(old_pairs).difference(new_pairs):
+            if p != pair:
+                where[p].discard(w)
+        for p in new_pairs:
+            where[p].add(w)
+    changed = []
+    for p, d in delta.items():
+        if d == 0:
+            continue
+        count = pair_counts[p] + d
+        if count:
+            pair_counts[p] = count
+            changed.append(p)
+        else:
+            del pair_counts[p]
+            where.pop(p, None)
+    return changed
+
+
 def train_merges(text: bytes, vocab_size: int, pattern: bytes = SPLIT_PATTERN) -> list[tuple[int, int]]:
     """Learn up to `vocab_size - 256` merges with incremental pair counts."""
     if vocab_size < 256:
         raise CapstoneError(f"vocab size must be at least 256 (the byte alphabet), got {vocab_size}")
     words, freqs = _distinct_chunks(text, re.compile(pattern))
-
-    pair_counts: dict[tuple[int, int], int] = defaultdict(int)
-    where: dict[tuple[int, int], set[int]] = defaultdict(set)  # pair -> indices of words holding it
-    for w, (ids, freq) in enumerate(zip(words, freqs)):
-        for pair in zip(ids, ids[1:]):
-            pair_counts[pair] += freq
-            where[pair].add(w)
+    pair_counts, where = count_pairs(words, freqs)
     # Max-heap via negated counts; on equal counts the smaller pair pops first.
     heap = [(-count, pair) for pair, count in pair_counts.items()]
     heapq.heapify(heap)
@@ -100,32 +148,8 @@ def train_merges(text: bytes, vocab_size: int, pattern: bytes = SPLIT_PATTERN) -
         else:
             break  # every chunk is a single token: nothing left to merge
         merges.append(pair)
-
-        delta: dict[tuple[int, int], int] = defaultdict(int)
-        for w in where.pop(pair):
-            old, freq = words[w], freqs[w]
-            new = merge(old, pair, new_id)
-            words[w] = new
-            old_pairs, new_pairs = list(zip(old, old[1:])), list(zip(new, new[1:]))
-            for p in old_pairs:
-                delta[p] -= freq
-            for p in new_pairs:
-                delta[p] += freq
-            for p in set(old_pairs).difference(new_pairs):
-                if p != pair:
-                    where[p].discard(w)
-            for p in new_pairs:
-                where[p].add(w)
-        for p, d in delta.items():
-            if d == 0:
-                continue
-            count = pair_counts[p] + d
-            if count:
-                pair_counts[p] = count
-                heapq.heappush(heap, (-count, p))
-            else:
-                del pair_counts[p]
-                where.pop(p, None)
+        for p in apply_merge(words, freqs, pair, new_id, pair_counts, where):
+            heapq.heappush(heap, (-pair_counts[p], p))
         assert pair not in pair_counts, "a merged pair cannot survive its own merge"
     return merges
 

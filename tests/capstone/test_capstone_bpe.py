@@ -68,3 +68,21 @@ def test_save_and_load(tmp_path):
     assert loaded.merges == tokenizer.merges and loaded.vocab == tokenizer.vocab
     sample = "def f(x):\n    return x ** 2  # naïve\n".encode() + b"\xff\xfe"
     assert loaded.encode(sample) == tokenizer.encode(sample)
+
+
+def test_apply_merge_keeps_the_counts_and_the_index_equal_to_a_full_recount():
+    # The invariant the stage lab grades: after every merge, the incrementally updated counts and
+    # pair -> chunks index are exactly what count_pairs finds from scratch (overlaps included).
+    from capstone.bpe import _distinct_chunks, apply_merge, count_pairs, merge
+
+    text = small_text()[:5_000] + b" aaaa aaaaa ***** " * 20
+    words, freqs = _distinct_chunks(text, SPLIT)
+    counts, where = count_pairs(words, freqs)
+    ids_before = sum(map(len, words))
+    for step, pair in enumerate(train_merges(text, 290)):
+        changed = apply_merge(words, freqs, pair, 256 + step, counts, where)
+        recount, rewhere = count_pairs(words, freqs)
+        assert dict(counts) == dict(recount), f"merge {step}"
+        assert {p: w for p, w in where.items() if w} == dict(rewhere), f"merge {step}"
+        assert pair not in counts and all(counts[p] > 0 for p in changed)
+    assert sum(map(len, words)) < ids_before  # the chunks were merged in place

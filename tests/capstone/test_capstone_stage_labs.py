@@ -1,7 +1,11 @@
 """The capstone's stage labs: the reference a lab shows (and CI proves passes) is the package's
 own file, so the course and `capstone/` can never drift apart. `pytorch-tutor check` proves
-each starter fails its grader and the reference passes it."""
+each starter fails its grader and the reference passes it; the sandbox tests below also pin
+what a learner is shown: the first failing contract by name, and each wrong submission's
+misconception."""
 
+import ast
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -10,8 +14,13 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 
 # (module file, lab id) -> the capstone file that is that stage's reference
-STAGES = {("32_gpt_model.yaml", "build-the-gpt"): "capstone/model.py",
+STAGES = {("30_corpus_bpe.yaml", "write-bpe"): "capstone/bpe.py",
+          ("32_gpt_model.yaml", "build-the-gpt"): "capstone/model.py",
           ("36_lora.yaml", "write-lora"): "capstone/lora.py"}
+# Stages whose starter carries the reference's whole public interface, so that the CLI and later
+# stages can import the learner's file in the reference's place. (32's starter leaves out the KV
+# cache that module 35 adds; 36's leaves out fine-tuning, which is not that lab's subject.)
+WHOLE_INTERFACE = [("30_corpus_bpe.yaml", "write-bpe")]
 
 
 def lab(module_file: str, lab_id: str) -> dict:
@@ -32,3 +41,73 @@ def test_the_stage_lab_solution_is_the_capstone_file(stage, reference):
         assert name in drill["solution"], f"the starter's {name} is not in {reference}"
     assert interface
     assert "TODO" in drill["starter"]
+
+
+def public_interface(source: str) -> dict:
+    """Top-level public names: functions with their parameter names, classes with their public
+    methods' (and __init__'s) parameter names, and constants."""
+    out = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+            out[node.name] = [a.arg for a in node.args.args + node.args.kwonlyargs]
+        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            out[node.name] = {m.name: [a.arg for a in m.args.args + m.args.kwonlyargs] for m in node.body
+                              if isinstance(m, ast.FunctionDef) and (m.name == "__init__" or not m.name.startswith("_"))}
+        elif isinstance(node, ast.Assign):
+            out.update({t.id: "constant" for t in node.targets if isinstance(t, ast.Name) and not t.id.startswith("_")})
+    return out
+
+
+@pytest.mark.parametrize("stage", WHOLE_INTERFACE, ids=[lab_id for _, lab_id in WHOLE_INTERFACE])
+def test_the_starter_has_every_public_name_and_signature_of_the_reference(stage):
+    drill = lab(*stage)
+    starter, reference = public_interface(drill["starter"]), public_interface(drill["solution"])
+    assert sorted(set(reference) - set(starter)) == [], "names of the reference missing from the starter"
+    for name, shape in reference.items():
+        assert starter[name] == shape, f"{name}: the starter's signature differs from the reference's"
+
+
+# --------------------------------------------------------------------------- graded in the sandbox
+
+
+def graded(sandbox, drill, code: str, files=None):
+    from tutor.grading import grade, request_for
+
+    return grade(drill, {}, asyncio.run(sandbox.run(request_for(drill, code, files))))
+
+
+def course_lab(lab_id: str):
+    from tutor.course.loader import load_course
+    from tutor.locations import builtin_course_dir
+
+    course = load_course(builtin_course_dir())
+    return next(d for m in course.modules() for d in m.drills if d.id == lab_id)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lab_id", ["write-bpe"])
+def test_the_starter_fails_on_the_first_contract_by_name_and_the_reference_passes(shared_sandbox, lab_id):
+    from tutor.judge import labs
+
+    drill = course_lab(lab_id)
+    starter = graded(shared_sandbox, drill, drill.starter)
+    first_failing = next(t for t in starter.tests if not t.passed)
+    assert first_failing.name == drill.tests[0].name
+    assert "NotImplementedError" in first_failing.message  # the TODO it hit, named
+    assert not labs.all_passed(starter.tests)
+    solved = graded(shared_sandbox, drill, drill.solution, labs.reference_files(drill))
+    assert [t.name for t in solved.tests if not t.passed] == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lab_id", ["write-bpe"])
+def test_each_wrong_submission_fails_the_test_it_names_with_a_message_and_its_misconception(shared_sandbox, lab_id):
+    from tutor.judge import labs
+
+    drill = course_lab(lab_id)
+    assert len(drill.wrong_submissions) >= 3
+    for wrong in drill.wrong_submissions:
+        outcome = graded(shared_sandbox, drill, wrong.code, {**labs.reference_files(drill), **dict(wrong.files)})
+        named = next(t for t in outcome.tests if t.name == wrong.test)
+        assert not named.passed and named.message, wrong.test
+        assert outcome.misconception == wrong.misconception
