@@ -10,91 +10,14 @@ from pathlib import Path
 from typing import Iterable, TextIO
 
 from tutor.course import grants
-from tutor.course.errors import LessonError
 from tutor.course.giveaway import course_giveaways
-from tutor.course.loader import Course, is_course_dir, load_course, load_module_file_in_course
 from tutor.course.schema import Drill, Module
 from tutor.grading import describe_error
 from tutor.judge import judge
 from tutor.judge.kinds import form_examples
 from tutor.sandbox.client import Sandbox
 from tutor.tutoring.service import SandboxPort, TutoringService
-
-
-@dataclass
-class Target:
-    """What an author pointed a command at: a whole course or single module files."""
-
-    label: str
-    course: Course | None = None
-    modules: list[Module] = field(default_factory=list)
-    errors: list[LessonError] = field(default_factory=list)
-
-
-def load_targets(paths: Iterable[Path]) -> list[Target]:
-    targets = []
-    for path in paths:
-        path = Path(path)
-        if path.is_dir():
-            if not is_course_dir(path):
-                targets.append(Target(str(path), errors=[LessonError(str(path), 1, 1, "",
-                                                                     "no course.yaml in this directory")]))
-                continue
-            course = load_course(path, str(path))
-            targets.append(Target(str(path), course, course.modules(), course.all_errors()))
-        elif path.is_file():  # with its course's helpers and chained stages when it belongs to one
-            module, errors = load_module_file_in_course(path)
-            targets.append(Target(str(path), None, [module] if module else [], errors))
-        else:
-            targets.append(Target(str(path), errors=[LessonError(str(path), 1, 1, "", "no such file or directory")]))
-    return targets
-
-
-def validate(paths: Iterable[Path], out: TextIO) -> int:
-    started = time.perf_counter()
-    targets = load_targets(paths)
-    errors = [e for t in targets for e in t.errors]
-    errors += unreadable_wrong_answers(m for t in targets for m in t.modules)
-    for error in errors:
-        print(error, file=out)
-    warnings = course_giveaways(m for t in targets for m in t.modules)
-    for warning in warnings:
-        print(warning, file=out)
-    modules = sum(len(t.modules) for t in targets)
-    drills = sum(len(m.drills) for t in targets for m in t.modules)
-    checks = sum(len(m.self_checks) for t in targets for m in t.modules)
-    for t in targets:
-        if t.course is not None:
-            coming = sum(1 for s in t.course.slots if s.is_coming)
-            print(f"{t.label}: {len(t.course.slots)} modules in the course, {len(t.course.modules())} written, "
-                  f"{coming} coming", file=out)
-    elapsed = time.perf_counter() - started
-    status = "ok" if not errors else f"{len(errors)} error(s)"
-    status += f", {len(warnings)} giveaway warning(s)" if warnings else ""
-    print(f"validate: {status} — {modules} module(s), {drills} drill(s), {checks} self-check(s) "
-          f"in {elapsed:.2f} s", file=out)
-    return 1 if errors else 0
-
-
-def unreadable_wrong_answers(modules: Iterable[Module]) -> list[str]:
-    """A listed wrong answer the judge cannot read as its ask's kind: check would reject the drill;
-    validate says so without running anything."""
-    from tutor.judge import AnswerError, parse_answer
-
-    problems = []
-    for module in modules:
-        for drill in module.drills:
-            asks = {a.key: a for a in drill.asks}
-            for wrong in drill.wrong_answers:
-                ask = asks.get(wrong.ask)
-                if ask is None:
-                    continue
-                try:
-                    parse_answer(ask.kind, wrong.answer, ask.options)
-                except AnswerError as exc:
-                    problems.append(f"{module.file}: drill {drill.id!r}: wrong answer {wrong.answer[:60]!r} for "
-                                    f"{ask.key!r} cannot be read as {ask.kind}: {exc}")
-    return problems
+from tutor.validation import Target, load_targets, unreadable_wrong_answers, validate  # noqa: F401 - re-exported
 
 
 @dataclass

@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return print_courses(sys.stdout)
         if args.command == "validate":
-            from tutor.authoring import validate
+            from tutor.validation import validate
 
             return validate(_course_paths(args), sys.stdout)
         if args.command == "check":

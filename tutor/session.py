@@ -7,14 +7,18 @@ verified, what is recorded for each attempt, where a relaunch resumes.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tutor.course.graph import ModuleState, Status
 from tutor.course.loader import Course, ModuleSlot
 from tutor.course.schema import Module
-from tutor.placement import PlacementQuestion, draw
 from tutor.progress.review import Clock, Rating, ReviewQueue, utc_now
-from tutor.progress.stats import Stats, compute
 from tutor.progress.store import Attempt, ProfileStore
 from tutor.progress.summary import CourseProgress, summarise
+
+if TYPE_CHECKING:
+    from tutor.placement import PlacementQuestion
+    from tutor.progress.stats import Stats
 
 SELF_CHECKS = "self-check"  # the position item for a module's self-check questions
 
@@ -137,6 +141,8 @@ class Session:
 
     def stats(self) -> Stats:
         """Accuracy, calibration and time, from this profile's attempts."""
+        from tutor.progress.stats import compute  # the stats screen's, not the map's: imported on first use
+
         return compute(self.course, self.store.attempts())
 
     # ---------------------------------------------------------------- test-out
@@ -147,6 +153,8 @@ class Session:
                    if (m := self.module(a)) is not None]
         earlier = [a for a in self.store.attempts() if a.kind == "placement" and a.verdict.get("for") == module_id]
         asked = {key for a in earlier for key in a.verdict.get("asked", []) if isinstance(key, str)}
+        from tutor.placement import draw  # the judge and the sandbox wire come with it: not at launch
+
         return draw(modules, asked, seed=f"{module_id}:{self.placement_tries(module_id) + 1}")
 
     def placement_tries(self, module_id: str) -> int:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import App
 from textual.binding import Binding
 
 from tutor.app.commands import ModuleCommands
-from tutor.app.messages import Reported
-from tutor.app.screens.help import HelpScreen
 from tutor.app.screens.map import MapScreen
 from tutor.course import grants
 from tutor.course.graph import Status
@@ -16,8 +16,11 @@ from tutor.progress.store import ProfileStore
 from tutor.safe_text import safe_line
 from tutor.sandbox.client import Sandbox
 from tutor.session import SELF_CHECKS, Session
-from tutor.tutoring.reports import ModuleRef
-from tutor.tutoring.service import TutoringService
+
+if TYPE_CHECKING:  # the tutoring core and the help screen are imported on first use, after the map's first frame
+    from tutor.app.messages import Reported
+    from tutor.tutoring.reports import ModuleRef
+    from tutor.tutoring.service import TutoringService
 
 
 def lesson_screens() -> tuple[type, ...]:
@@ -51,9 +54,18 @@ class TutorApp(App):
         self.start = start
         self.sandbox = sandbox or Sandbox(**grants.sandbox_options(course.root, course.modules()))
         self.sandbox.on_note = lambda note: self.notify(note, title="Sandbox restarted", severity="warning")
-        self.tutoring = TutoringService(self.session, self.sandbox)
+        self._tutoring: TutoringService | None = None
         self.profile_name = profile_name
         self.sub_title = self._status_line(ready=False)
+
+    @property
+    def tutoring(self) -> TutoringService:
+        """The tutoring service every screen calls (made on first use: the map's first frame does not wait)."""
+        if self._tutoring is None:
+            from tutor.tutoring.service import TutoringService
+
+            self._tutoring = TutoringService(self.session, self.sandbox)
+        return self._tutoring
 
     def _status_line(self, ready: bool) -> str:
         """The header's line: the map says "starting…" until the zygote has answered, then its tier."""
@@ -172,5 +184,7 @@ class TutorApp(App):
             self.notify(f"Unlocked: {names}", title="Module done", timeout=8)
 
     def action_help(self) -> None:
+        from tutor.app.screens.help import HelpScreen  # Textual's Markdown (markdown-it): not for the first frame
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())

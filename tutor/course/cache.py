@@ -23,7 +23,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from tutor.course.errors import LessonError
 
@@ -68,17 +68,10 @@ def _directory() -> Path | None:
 
 def lookup(key: str):
     """``(module, errors)`` stored under ``key``, or None for a miss (absent, unreadable or corrupt)."""
-    directory = _directory()
-    if directory is None:
+    entry = recall(key)
+    if not isinstance(entry, list) or len(entry) != 2:
         return None
-    try:
-        header, _, payload = (directory / f"{key}.json").read_bytes().partition(b"\n")
-        entry = json.loads(header)
-        if entry != {"key": key, "sha256": hashlib.sha256(payload).hexdigest()}:
-            return None
-        module, errors = decode(payload)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
-        return None
+    module, errors = entry
     if not isinstance(errors, list) or not all(isinstance(e, LessonError) for e in errors):
         return None
     from tutor.course.schema import Module
@@ -90,12 +83,59 @@ def lookup(key: str):
 
 def store(key: str, module, errors: list[LessonError]) -> None:
     """Remember a parse; failing to (a full disk, a read-only home) only costs the next launch time."""
+    remember(key, [module, list(errors)])
+
+
+def derived_key(kind: str, *parts: str) -> str:
+    """The key of something computed from parsed modules alone (e.g. ``derived_key("giveaways", module.source_key,
+    ...)``): it changes with the parts and with the parsing code."""
+    digest = hashlib.sha256(f"{code_fingerprint()}\0{kind}".encode())
+    for part in parts:
+        digest.update(b"\0" + part.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def per_module(kind: str, module, compute: Callable[[], list], item: type, *parts: str) -> list:
+    """``compute()`` (a list of ``item``), remembered under the module's parse key, ``kind`` and ``parts``.
+
+    For what depends on one parsed module alone (validate's warnings): a warm ``validate``
+    reads it back instead of working it out. A module not loaded from a file (no
+    ``source_key``) is simply computed.
+    """
+    if not getattr(module, "source_key", ""):
+        return compute()
+    key = derived_key(kind, module.source_key, *parts)
+    known = recall(key)
+    if isinstance(known, list) and all(isinstance(value, item) for value in known):
+        return known
+    found = compute()
+    remember(key, found)
+    return found
+
+
+def recall(key: str) -> Any:
+    """The value remembered under ``key`` (plain values and the course's classes), or None for a miss."""
+    directory = _directory()
+    if directory is None:
+        return None
+    try:
+        header, _, payload = (directory / f"{key}.json").read_bytes().partition(b"\n")
+        entry = json.loads(header)
+        if entry != {"key": key, "sha256": hashlib.sha256(payload).hexdigest()}:
+            return None
+        return decode(payload)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None
+
+
+def remember(key: str, value: Any) -> None:
+    """Keep ``value`` under ``key``; best effort (a value this codec does not know is not kept)."""
     directory = _directory()
     if directory is None:
         return
     try:
-        payload = json.dumps(encode([module, list(errors)]), separators=(",", ":")).encode()
-    except (TypeError, ValueError, RecursionError):  # a value this codec does not know: do not cache it
+        payload = json.dumps(encode(value), separators=(",", ":")).encode()
+    except (TypeError, ValueError, RecursionError):
         return
     header = json.dumps({"key": key, "sha256": hashlib.sha256(payload).hexdigest()}).encode()
     temporary = None

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import re
 import tokenize
 from dataclasses import dataclass
@@ -345,5 +346,17 @@ def course_giveaways(modules: Iterable[Module], fresh: Mapping[str, Mapping[str,
     for module in modules:
         if fresh and fresh.get(module.file):
             observed_record.save(module, fresh[module.file])
-        found.extend(module_giveaways(module, observed_record.load(module)))
+        found.extend(_cached_module_giveaways(module, observed_record.load(module)))
     return found
+
+
+def _cached_module_giveaways(module: Module, observed: Mapping[str, Mapping[str, str]]) -> list[Giveaway]:
+    """:func:`module_giveaways`, remembered beside the parsed module: a warm ``validate`` reads them back.
+
+    The key is the module file's parse key (its bytes, shown name and the parsing code, this
+    check's code included) and the observations it is checked against.
+    """
+    from tutor.course import cache
+
+    return cache.per_module("giveaways", module, lambda: module_giveaways(module, observed), Giveaway,
+                            json.dumps(observed, sort_keys=True))

@@ -8,7 +8,7 @@ errors and the map shows it as broken. Problems with the course file itself
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tutor.course import cache as parse_cache
@@ -101,14 +101,14 @@ def load_module_file(path: Path, shown: str | None = None) -> tuple[Module | Non
         return None, exc.errors
     key = parse_cache.entry_key(content, shown)
     cached = parse_cache.lookup(key)
-    if cached is not None:
-        return cached
-    try:
-        module, errors = parse_module(load_yaml(_decode(content, shown), shown), shown)
-    except LessonFileError as exc:
-        module, errors = None, exc.errors
-    parse_cache.store(key, module, errors)
-    return module, errors
+    if cached is None:
+        try:
+            cached = parse_module(load_yaml(_decode(content, shown), shown), shown)
+        except LessonFileError as exc:
+            cached = None, exc.errors
+        parse_cache.store(key, *cached)
+    module, errors = cached
+    return (replace(module, source_key=key) if module is not None else None), errors
 
 
 _COURSE_KEYS = {"format_version", "title", "parts", "modules"}
@@ -201,7 +201,8 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
             slot.errors = [LessonError(shown, 1, 1, "", "file does not exist")]
             continue
         module, errors = load_module_file(file_path, shown)
-        mismatch = _module_id_mismatch(file_path, shown, slot.id)
+        # a module that parsed under the listed id needs no second look at its text (2.7 MB for the course)
+        mismatch = None if module is not None and module.id == slot.id else _module_id_mismatch(file_path, shown, slot.id)
         if mismatch is not None:  # said at its line, beside the file's other errors (if any)
             errors = sorted([*errors, mismatch], key=lambda e: (e.line, e.column))
             module = None

@@ -9,7 +9,7 @@ these types, with every problem's file:line:column, is ``parse.py``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from tutor.course.reader import ID_RULE
@@ -222,6 +222,9 @@ class Module:
     self_checks: tuple[SelfCheck, ...]
     format_version: int = FORMAT_VERSION
     setup: str = ""  # shared by every drill of the module (format 2)
+    # the parsed-module cache's key of the file this came from (its bytes, its shown name, the parser's
+    # code): what is derived from the module alone (the giveaway check) is cached under it too
+    source_key: str = field(default="", compare=False, repr=False)
 
     def drill(self, drill_id: str) -> Drill | None:
         return next((d for d in self.drills if d.id == drill_id), None)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+
 from rich.console import Group
-from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -130,6 +131,12 @@ class MapScreen(Screen):
         if option is not None and option.id:
             self.app.open_module(option.id)
 
+    def _show_with_markdown(self) -> None:
+        import rich.markdown  # noqa: F401 - show_details finds it loaded from now on
+
+        option = self.query_one("#modules", OptionList).highlighted_option
+        self.show_details(option.id if option is not None else None)
+
     def show_details(self, module_id: str | None) -> None:
         details = self.query_one("#details", Static)
         session = self.app.session
@@ -157,7 +164,12 @@ class MapScreen(Screen):
             footer = Text("\nPress Enter to open.", style="dim") if state.status in (
                 Status.OPEN, Status.IN_PROGRESS, Status.DONE) else Text("")
             if module.intro.strip():
-                details.update(Group(text, RichMarkdown(inert(module.intro.strip())), footer))
+                markdown = sys.modules.get("rich.markdown")
+                if markdown is None:  # its import (pygments, markdown-it: ~100 modules) waits for the first frame
+                    details.update(Group(text, footer))
+                    self.call_after_refresh(self._show_with_markdown)
+                    return
+                details.update(Group(text, markdown.Markdown(inert(module.intro.strip())), footer))
                 return
             text.append_text(footer)
         elif slot.is_broken:

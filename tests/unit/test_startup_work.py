@@ -1,0 +1,65 @@
+"""What launching and validating do not do: the work the startup targets (issue 11) depend on.
+
+Not timed (speed is measured side by side in benchmarks/bench_startup.py); these pin the causes:
+what the app imports before the map's first frame, what validate imports, and that a warm
+validate reads its per-module warnings back instead of working them out again.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import sys
+
+from tutor.course import giveaway
+from tutor.locations import builtin_course_dir
+from tutor.validation import validate
+
+
+def modules_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", f"import sys\n{code}\nprint(' '.join(sys.modules))"],
+                         capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+def test_the_app_imports_no_tutoring_core_help_or_markdown_before_its_first_frame():
+    loaded = modules_after("import tutor.cli, tutor.app.launch, tutor.app.app, tutor.app.screens.map")
+    late = {"tutor.tutoring.service", "tutor.grading", "tutor.judge", "tutor.placement", "tutor.app.screens.help",
+            "tutor.app.messages", "markdown_it", "pygments", "rich.markdown", "tutor.progress.stats"}
+    assert not late & loaded, sorted(late & loaded)
+
+
+def test_validate_imports_neither_the_sandbox_client_nor_the_tutoring_service():
+    loaded = modules_after("import tutor.cli, tutor.validation")
+    assert not {"tutor.sandbox.client", "tutor.tutoring.service", "asyncio", "tutor.authoring"} & loaded
+
+
+def test_a_warm_validate_reads_the_warnings_back_and_an_edit_works_them_out_again(tmp_path, monkeypatch):
+    course = tmp_path / "course"
+    shutil.copytree(builtin_course_dir(), course)
+    worked_out: list[str] = []
+    real = giveaway.module_giveaways
+
+    def counting(module, observed=None):
+        worked_out.append(module.id)
+        return real(module, observed)
+
+    monkeypatch.setattr(giveaway, "module_giveaways", counting)
+    first = io.StringIO()
+    assert validate([course], first) == 0
+    assert len(worked_out) >= 38
+    worked_out.clear()
+    again = io.StringIO()
+    assert validate([course], again) == 0
+    assert worked_out == []  # every module's warnings came from the cache
+    assert again.getvalue().splitlines()[:-1] == first.getvalue().splitlines()[:-1]  # (the last line has the time)
+
+    # a drill whose title now gives its answer away: that module (only) is worked out again, and warned about
+    module_file = next(course.glob("03_*.yaml"))
+    text = module_file.read_text()
+    assert "title: " in text
+    module_file.write_text(text.replace("title: ", "title: The answer is (1, 3) — ", 1))
+    edited = io.StringIO()
+    validate([course], edited)
+    assert len(worked_out) == 1

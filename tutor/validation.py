@@ -1,0 +1,100 @@
+"""``pytorch-tutor validate``: the schema, the graph and the giveaway check, without running anything.
+
+Kept apart from ``check`` (``tutor.authoring``) so that validating imports neither the
+sandbox client nor the tutoring service: a warm ``validate`` of the course is mostly
+reading the parsed-module cache.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, TextIO
+
+from tutor.course.errors import LessonError
+from tutor.course.giveaway import course_giveaways
+from tutor.course.loader import Course, is_course_dir, load_course, load_module_file_in_course
+from tutor.course.schema import Module
+
+
+@dataclass
+class Target:
+    """What an author pointed a command at: a whole course or single module files."""
+
+    label: str
+    course: Course | None = None
+    modules: list[Module] = field(default_factory=list)
+    errors: list[LessonError] = field(default_factory=list)
+
+
+def load_targets(paths: Iterable[Path]) -> list[Target]:
+    targets = []
+    for path in paths:
+        path = Path(path)
+        if path.is_dir():
+            if not is_course_dir(path):
+                targets.append(Target(str(path), errors=[LessonError(str(path), 1, 1, "",
+                                                                     "no course.yaml in this directory")]))
+                continue
+            course = load_course(path, str(path))
+            targets.append(Target(str(path), course, course.modules(), course.all_errors()))
+        elif path.is_file():  # with its course's helpers and chained stages when it belongs to one
+            module, errors = load_module_file_in_course(path)
+            targets.append(Target(str(path), None, [module] if module else [], errors))
+        else:
+            targets.append(Target(str(path), errors=[LessonError(str(path), 1, 1, "", "no such file or directory")]))
+    return targets
+
+
+def validate(paths: Iterable[Path], out: TextIO) -> int:
+    started = time.perf_counter()
+    targets = load_targets(paths)
+    errors = [e for t in targets for e in t.errors]
+    errors += unreadable_wrong_answers(m for t in targets for m in t.modules)
+    for error in errors:
+        print(error, file=out)
+    warnings = course_giveaways(m for t in targets for m in t.modules)
+    for warning in warnings:
+        print(warning, file=out)
+    modules = sum(len(t.modules) for t in targets)
+    drills = sum(len(m.drills) for t in targets for m in t.modules)
+    checks = sum(len(m.self_checks) for t in targets for m in t.modules)
+    for t in targets:
+        if t.course is not None:
+            coming = sum(1 for s in t.course.slots if s.is_coming)
+            print(f"{t.label}: {len(t.course.slots)} modules in the course, {len(t.course.modules())} written, "
+                  f"{coming} coming", file=out)
+    elapsed = time.perf_counter() - started
+    status = "ok" if not errors else f"{len(errors)} error(s)"
+    status += f", {len(warnings)} giveaway warning(s)" if warnings else ""
+    print(f"validate: {status} — {modules} module(s), {drills} drill(s), {checks} self-check(s) "
+          f"in {elapsed:.2f} s", file=out)
+    return 1 if errors else 0
+
+
+def unreadable_wrong_answers(modules: Iterable[Module]) -> list[str]:
+    """A listed wrong answer the judge cannot read as its ask's kind: check would reject the drill;
+    validate says so without running anything (remembered per module file, like the giveaways)."""
+    from tutor.course import cache
+
+    return [problem for module in modules
+            for problem in cache.per_module("unreadable-wrong-answers", module, lambda: _unreadable(module), str)]
+
+
+def _unreadable(module: Module) -> list[str]:
+    from tutor.judge import AnswerError, parse_answer
+
+    problems = []
+    for drill in module.drills:
+        asks = {a.key: a for a in drill.asks}
+        for wrong in drill.wrong_answers:
+            ask = asks.get(wrong.ask)
+            if ask is None:
+                continue
+            try:
+                parse_answer(ask.kind, wrong.answer, ask.options)
+            except AnswerError as exc:
+                problems.append(f"{module.file}: drill {drill.id!r}: wrong answer {wrong.answer[:60]!r} for "
+                                f"{ask.key!r} cannot be read as {ask.kind}: {exc}")
+    return problems
