@@ -21,8 +21,8 @@ The zygote is restarted when it dies, and a run it was doing is retried once
 ``Sandbox`` works from any event loop (the app's, or ``asyncio.run`` in the CLI)
 and from several at once.
 
-Isolation tiers (chosen by ``inner/probe.py`` once per process, or forced with
-``Sandbox(tier=...)`` / ``$PYTORCH_TUTOR_SANDBOX_TIER``):
+Isolation tiers (``wire.Tier``, ordered by strength; chosen by ``inner/probe.py`` once per
+process, or forced with ``Sandbox(tier=...)`` / ``$PYTORCH_TUTOR_SANDBOX_TIER``):
 
 * ``"1"``: user, pid, network, ipc, uts and mount namespaces, a private
   read-only root, a size-capped scratch tmpfs, rlimits, Landlock, seccomp;
@@ -47,18 +47,18 @@ from pathlib import Path
 
 from tutor.sandbox.layers import describe_layers
 from tutor.sandbox.results import RunResult, from_done
-from tutor.sandbox.wire import MAX_EXPORT, OUTPUT_LIMIT, SLACK, RunRequest, granted
+from tutor.sandbox.wire import MAX_EXPORT, OUTPUT_LIMIT, SLACK, RunRequest, Tier, granted
 from tutor.sandbox.zygote_process import SandboxUnavailable, _Zygote, _ZygoteDied, probe
 
 START_TIMEOUT = 90.0  # importing torch cold can take a while on a loaded machine
 GRACE = 10.0  # past the zygote's own allowance (wire.SLACK), the UI stops waiting and treats it as wedged
 TIER_ENV = "PYTORCH_TUTOR_SANDBOX_TIER"
-TIERS = ("1", "2", "3", "none")
+TIERS = tuple(t.value for t in Tier)  # what --tier and $PYTORCH_TUTOR_SANDBOX_TIER accept
 TIER_LABELS = {
-    "1": "tier 1 (namespaces, Landlock, seccomp)",
-    "2": "tier 2 (no namespaces: Landlock, seccomp)",
-    "3": "tier 3 (weak: built-in lessons only)",
-    "none": "no isolation (benchmarks only)",
+    Tier.NAMESPACES: "tier 1 (namespaces, Landlock, seccomp)",
+    Tier.LANDLOCK: "tier 2 (no namespaces: Landlock, seccomp)",
+    Tier.WEAK: "tier 3 (weak: built-in lessons only)",
+    Tier.NONE: "no isolation (benchmarks only)",
 }
 
 
@@ -81,7 +81,7 @@ class Sandbox:
     _ids = itertools.count(1)
 
     def __init__(self, python: str | None = None, output_limit: int = OUTPUT_LIMIT,
-                 start_timeout: float = START_TIMEOUT, tier: str | None = None, prefork: int = 2,
+                 start_timeout: float = START_TIMEOUT, tier: Tier | str | None = None, prefork: int = 2,
                  read_only: Iterable[str | os.PathLike] = (), compile_cache: str | os.PathLike | None = None,
                  warm_compile: bool = False):
         self.python = python or sys.executable
@@ -98,40 +98,41 @@ class Sandbox:
         forced = tier if tier is not None else (os.environ.get(TIER_ENV) or None)
         if forced is not None and str(forced) not in TIERS:
             raise ValueError(f"sandbox tier {forced!r}: use one of {', '.join(TIERS)}")
-        self.forced_tier = str(forced) if forced is not None else None
+        self.forced_tier: Tier | None = Tier(str(forced)) if forced is not None else None
         self.live: set[int] = set()  # process groups of runs in flight: each is gone before run() returns
         self.on_note = None  # called with a note for the learner (e.g. the zygote was restarted)
         self._zygote: _Zygote | None = None
         self._lock = threading.Lock()
-        self._chosen: str | None = None
+        self._chosen: Tier | None = None
         self._tier_note = ""
         self._closing = False
         self._replaced = ""  # why the last zygote had to be replaced, for the next run's note
 
     # ---------------------------------------------------------- tier
 
-    def choose_tier(self) -> str:
-        """The tier runs will use: the probe's choice, or a forced one the machine supports."""
+    def choose_tier(self) -> Tier:
+        """The tier runs will use: the probe's choice, or a weaker forced one (a stronger one is not there to have)."""
         if self._chosen is not None:
             return self._chosen
-        if self.forced_tier in ("none", "3"):
-            self._chosen = self.forced_tier
-            return self._chosen
+        forced = self.forced_tier
+        if forced is not None and forced <= Tier.WEAK:  # nothing to probe: rlimits (or nothing) work everywhere
+            self._chosen = forced
+            return forced
         report = probe(self.python)
-        best = report.get("tier", "3")
+        best = _read_tier(report.get("tier"))
         chosen = best
-        if self.forced_tier == "2" and best == "1":
-            chosen = "2"  # Landlock and seccomp work wherever namespaces do here
+        if forced == Tier.LANDLOCK and best == Tier.NAMESPACES:
+            chosen = Tier.LANDLOCK  # Landlock and seccomp work wherever namespaces do here
             if not (report.get("landlock_abi") and report.get("seccomp_arch")):
-                chosen, self._tier_note = "3", "tier 2 was asked for, but this kernel lacks Landlock or seccomp"
-        elif self.forced_tier is not None and self.forced_tier != best and self.forced_tier < best:
-            self._tier_note = f"tier {self.forced_tier} was asked for but is not available here"
+                chosen, self._tier_note = Tier.WEAK, "tier 2 was asked for, but this kernel lacks Landlock or seccomp"
+        elif forced is not None and forced > best:
+            self._tier_note = f"tier {forced} was asked for but is not available here"
         self._chosen = chosen
         return chosen
 
     @property
-    def tier_level(self) -> str | None:
-        """ "1", "2", "3" or "none" once known (after :meth:`start` or :meth:`choose_tier`), else None."""
+    def tier_level(self) -> Tier | None:
+        """The tier once known (after :meth:`start` or :meth:`choose_tier`), else None."""
         return self._chosen
 
     @property
@@ -148,7 +149,7 @@ class Sandbox:
     @property
     def can_confine_third_party(self) -> bool:
         """Whether lessons from outside the built-in course may run here without an explicit opt-in."""
-        return self.choose_tier() in ("1", "2")
+        return self.choose_tier().confines_third_party
 
     def third_party_refusal(self) -> str:
         """Why third-party lessons are refused on this machine ("" when they are not)."""
@@ -379,6 +380,14 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _read_tier(text) -> Tier:
+    """The probe's tier; anything else (an older or broken probe) reads as the weak tier."""
+    try:
+        return Tier(str(text))
+    except ValueError:
+        return Tier.WEAK
 
 
 # ---------------------------------------------------------------- synchronous use

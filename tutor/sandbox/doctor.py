@@ -13,7 +13,7 @@ from typing import TextIO
 
 from tutor.safe_text import inert
 from tutor.sandbox.client import Sandbox, probe, run_sync
-from tutor.sandbox.wire import AskSpec, RunRequest, TooLarge, plain_value
+from tutor.sandbox.wire import AskSpec, RunRequest, Tier, TooLarge, plain_value
 
 INSIDE = r"""
 import os, torch
@@ -80,7 +80,7 @@ def print_report(out: TextIO) -> int:
                                          " — chosen by the start-up probe"), file=out)
     if sandbox.tier_note:
         print(f"          {sandbox.tier_note}", file=out)
-    if report.get("tier") != "1":
+    if report.get("tier") != Tier.NAMESPACES:
         why = report.get("namespaces", {}).get("error") or report.get("error") or ""
         if why:
             print(f"          namespaces: refused ({inert(str(why))[:200]})", file=out)

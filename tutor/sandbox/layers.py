@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from tutor.sandbox.inner.compile_cache import BUDGET_BYTES as CACHE_BUDGET  # standard library only
 from tutor.sandbox.wire import (ADDRESS_SPACE, CGROUP_RUN_MEMORY, FILE_SIZE, OPEN_FILES, PROCESSES, SCRATCH_BYTES,
-                                SCRATCH_INODES)
+                                SCRATCH_INODES, Tier)
 
 
 def describe_layers(facts: dict) -> dict[str, str]:
     """``{layer: status}`` for a zygote's ``ready`` facts ({} when there are none)."""
     if not facts:
         return {}
-    tier = str(facts.get("tier", ""))
+    tier = _tier(facts.get("tier"))
     abi = facts.get("landlock_abi") or 0
     uid, root = facts.get("uid"), bool(facts.get("root"))
     out: dict[str, str] = {}
-    if tier == "1":
+    if tier == Tier.NAMESPACES:
         out["user namespace"] = "on"
         out["pid namespace"] = "on (runner is pid 2, fresh /proc)"
         out["network namespace"] = "on (no interfaces up)"
@@ -42,41 +42,41 @@ def describe_layers(facts: dict) -> dict[str, str]:
             parts.append("signals and abstract sockets scoped")
         out["landlock"] = f"on (ABI {abi}: {', '.join(parts)})"
     else:
-        out["landlock"] = "off (" + ("not used" if tier == "none" else "kernel has no Landlock") + ")"
+        out["landlock"] = "off (" + ("not used" if tier == Tier.NONE else "kernel has no Landlock") + ")"
     if facts.get("seccomp"):
-        if tier == "1":
+        if tier == Tier.NAMESPACES:
             rest = ("UNIX sockets only, threads only and no exec unless a lesson declares "
                     "processes, exec or loopback")
         else:
             rest = "no sockets, threads only, no exec (lessons that declare more are refused)"
         out["seccomp"] = f"on ({facts.get('seccomp_backend', 'BPF')}: deny list, {rest})"
     else:
-        out["seccomp"] = "off (" + ("not used" if tier == "none" else "unsupported architecture") + ")"
-    if tier == "none":
+        out["seccomp"] = "off (" + ("not used" if tier == Tier.NONE else "unsupported architecture") + ")"
+    if tier == Tier.NONE:
         out["rlimits"] = "on (address space, CPU, file size, open files)"
     else:
-        if tier == "1":
+        if tier == Tier.NAMESPACES:
             nproc = f", {PROCESSES} processes and threads"
         else:
             nproc = (f", {PROCESSES} processes and threads per run: RLIMIT_NPROC counts the whole uid "
                      f"here, so it is set to what uid {uid} already runs plus that")
         out["rlimits"] = (f"on (address space {ADDRESS_SPACE >> 30} GiB, CPU, file size "
                           f"{FILE_SIZE >> 20} MiB, {OPEN_FILES} open files{nproc})")
-    if tier in ("1", "2"):
+    if tier in (Tier.NAMESPACES, Tier.LANDLOCK):
         note = facts.get("cgroup_note", "")
         if facts.get("cgroup"):
             out["memory cap"] = (f"on (cgroup v2 per run: memory {CGROUP_RUN_MEMORY >> 30} GiB without "
                                  f"swap, tasks; via {note})")
         else:
             also = ("; memfds, SysV and POSIX shared memory are refused, so a run holds little beyond that"
-                    if tier == "2" else "")
+                    if tier == Tier.LANDLOCK else "")
             out["memory cap"] = (f"off (no cgroup can be had: {note}); only RLIMIT_AS "
                                  f"{ADDRESS_SPACE >> 30} GiB per process, which is not a total{also}")
     who = f"uid {uid} (the tutor runs as root)" if root else f"your own uid {uid}"
     out["uid"] = f"snippets run as {who}"
-    if tier == "none":
+    if tier == Tier.NONE:
         out["capabilities"] = "none"
-    elif tier == "1" or root:
+    elif tier == Tier.NAMESPACES or root:
         out["capabilities"] = "none (bounding set emptied, no_new_privs)"
     else:
         # Emptying the bounding set needs CAP_SETPCAP, which a process without namespaces and without
@@ -93,3 +93,10 @@ def describe_layers(facts: dict) -> dict[str, str]:
     if extra:
         out["course code"] = "read-only: " + ", ".join(str(p) for p in extra)
     return out
+
+
+def _tier(text) -> Tier | None:
+    try:
+        return Tier(str(text))
+    except ValueError:
+        return None

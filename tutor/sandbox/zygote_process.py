@@ -17,6 +17,7 @@ import threading
 
 from tutor.safe_text import inert
 from tutor.sandbox import framing
+from tutor.sandbox.wire import Tier
 
 ZYGOTE = "tutor.sandbox.inner"  # run with ``python -I -m``: found through the installation, not a path
 PROBE = "tutor.sandbox.inner.probe"
@@ -64,9 +65,9 @@ def _run_probe(python: str) -> dict:
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
         report = json.loads(done.stdout[-65536:] or b"null")
     except (OSError, subprocess.TimeoutExpired, ValueError, RecursionError) as exc:
-        return {"tier": "3", "error": f"the probe failed: {exc}"}
-    if not isinstance(report, dict) or report.get("tier") not in ("1", "2", "3"):
-        return {"tier": "3", "error": "the probe said nothing usable: "
+        return {"tier": Tier.WEAK, "error": f"the probe failed: {exc}"}
+    if not isinstance(report, dict) or report.get("tier") not in (Tier.NAMESPACES, Tier.LANDLOCK, Tier.WEAK):
+        return {"tier": Tier.WEAK, "error": "the probe said nothing usable: "
                                       + done.stderr.decode("utf-8", "replace")[-300:]}
     return report
 
@@ -75,7 +76,7 @@ def _run_probe(python: str) -> dict:
 
 
 class _Zygote:
-    def __init__(self, python: str, tier: str, pool: int, read_only: tuple[str, ...] = (),
+    def __init__(self, python: str, tier: Tier, pool: int, read_only: tuple[str, ...] = (),
                  compile_cache: str | None = None, warm_compile: bool = False):
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         extra = [arg for path in read_only for arg in ("--read-only", path)]

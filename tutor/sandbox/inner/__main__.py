@@ -15,12 +15,13 @@ from tutor.sandbox import framing
 from tutor.sandbox.inner.loop import Zygote
 from tutor.sandbox.inner.start import prepare
 from tutor.sandbox.inner.warm import COMPILE_MODULES, LateImports
+from tutor.sandbox.wire import Tier
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -I -m tutor.sandbox.inner")
     parser.add_argument("--fd", type=int, required=True)
-    parser.add_argument("--tier", default="1", choices=("1", "2", "3", "none"))
+    parser.add_argument("--tier", default=Tier.NAMESPACES, type=Tier, choices=tuple(Tier))
     parser.add_argument("--pool", type=int, default=2)
     parser.add_argument("--read-only", action="append", default=[], dest="read_only")
     parser.add_argument("--compile-cache", default="", dest="compile_cache")
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 1
     zygote = Zygote(sock, started, args.pool)
-    if args.warm_compile and args.tier == "1":  # tier 1 alone grants exec, which compiling needs
+    if args.warm_compile and args.tier == Tier.NAMESPACES:  # tier 1 alone grants exec, which compiling needs
         zygote.late = LateImports(COMPILE_MODULES)
     try:
         zygote.send(started.facts)

@@ -20,7 +20,7 @@ from tutor.sandbox.inner import kernel, scratch, tree
 from tutor.sandbox.inner.pool import WATCH_EVERY, Forker, Idle, Run
 from tutor.sandbox.inner.start import Started
 from tutor.sandbox.wire import (FILE_SIZE, GRANTS, MAX_RESULT, OUTPUT_LIMIT, PROCESSES, SCRATCH_BYTES, SCRATCH_INODES,
-                                RunRequest, granted)
+                                RunRequest, Tier, granted)
 
 UNMEASURED_LIMIT = 10  # tier 2: that many failed measurements in a row stop the run
 CACHE_WATCH_EVERY = 0.25  # how often a run's compile cache is measured
@@ -119,7 +119,7 @@ class Zygote:
         unknown = needs - set(GRANTS)
         if unknown:
             return f"the lesson asks for {', '.join(sorted(unknown))}, which the sandbox does not know how to grant"
-        if needs and self.tier == "2":
+        if needs and self.tier == Tier.LANDLOCK:
             return (f"this drill needs {', '.join(sorted(needs))}, which the sandbox grants only with namespaces "
                     "(tier 1); this machine refuses them, so it does not run here")
         return ""
@@ -132,7 +132,7 @@ class Zygote:
             return
         if self.torch.get_num_threads() != self.threads:  # the research notes' guard
             raise SystemExit("zygote thread count changed")
-        if not needs and self.idle and self.tier != "1":
+        if not needs and self.idle and self.tier != Tier.NAMESPACES:
             # Tier 2: a pre-forked runner's RLIMIT_NPROC is the uid's task count when it was forked plus
             # the run's budget; if the system has gained so many tasks since that the budget may be all
             # but used up (torch needs a few threads), fork a fresh runner instead (one read of

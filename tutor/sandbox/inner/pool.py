@@ -15,7 +15,7 @@ import time
 from tutor.sandbox.inner import cgroups, kernel, scratch, seccomp, tree
 from tutor.sandbox.inner.compile_cache import TARGET as CACHE_TARGET
 from tutor.sandbox.inner.runner import run_snippet, wait_for_request
-from tutor.sandbox.wire import CGROUP_RUN_MEMORY, MAX_TIMEOUT, PROCESSES, SLACK, RunRequest
+from tutor.sandbox.wire import CGROUP_RUN_MEMORY, MAX_TIMEOUT, PROCESSES, SLACK, RunRequest, Tier
 
 WATCH_EVERY = 0.1  # tier 2: how often the on-disk scratch directory is measured
 
@@ -84,7 +84,7 @@ class Forker:
         if request is None:
             go_r, go_w = os.pipe2(os.O_CLOEXEC)
         run_scratch = "/tmp"
-        if self.setup.tier != "1":
+        if self.setup.tier != Tier.NAMESPACES:
             run_scratch = os.path.join(self.scratch_base, f"run-{self.spawned}")
             os.mkdir(run_scratch, 0o700)
             if self.setup.root:
@@ -93,7 +93,7 @@ class Forker:
         if self.cgroup_base:
             try:  # tier 1's tree also holds A and B (pid 1 of its namespace)
                 cgroup = cgroups.new_run_cgroup(self.cgroup_base, f"run-{self.spawned}", CGROUP_RUN_MEMORY,
-                                                PROCESSES + (2 if self.setup.tier == "1" else 0))
+                                                PROCESSES + (2 if self.setup.tier == Tier.NAMESPACES else 0))
             except OSError:
                 for fd in (out, res, status_r, status_w, done_r, done_w, go_r, go_w):
                     if fd is not None:
@@ -130,7 +130,7 @@ class Forker:
         return pid, spec, status_r, go_w, done_r
 
     def prefork(self) -> Idle:
-        tasks = kernel.system_task_count() if self.setup.tier != "1" else 0
+        tasks = kernel.system_task_count() if self.setup.tier != Tier.NAMESPACES else 0
         pid, spec, status_r, go_w, done_r = self.spawn(frozenset(), None, MAX_TIMEOUT)
         return Idle(pid, spec, status_r, go_w, done_r, tasks)
 
@@ -172,7 +172,7 @@ class Forker:
     def _filter(self, grants: frozenset) -> bytes | None:
         if not self.setup.seccomp:
             return None
-        if self.setup.tier != "1":
+        if self.setup.tier != Tier.NAMESPACES:
             return None  # tier 2: built in the runner, which names its own pid (signals: see build_filter)
         if grants not in self.filters:
             sockets = "inet" if "loopback" in grants else "unix"

@@ -22,6 +22,7 @@ import time
 
 from tutor.sandbox.inner import kernel, landlock, mounts, scratch, seccomp
 from tutor.sandbox.inner import tree
+from tutor.sandbox.wire import Tier
 
 
 def _inside() -> None:
@@ -55,15 +56,15 @@ def _inside() -> None:
     os._exit(0)
 
 
-def attempt(tier: str, landlock_abi: int, has_seccomp: bool, timeout: float = 10.0) -> dict:
+def attempt(tier: Tier, landlock_abi: int, has_seccomp: bool, timeout: float = 10.0) -> dict:
     """Run the body once in ``tier``; return what it saw, or the error that stopped it."""
     root = os.geteuid() == 0
     uid = kernel.NOBODY if root else os.getuid()
     gid = kernel.NOBODY if root else os.getgid()
-    plan = mounts.build_plan() if tier == "1" else None
+    plan = mounts.build_plan() if tier == Tier.NAMESPACES else None
     scratch_base = ""
     run_scratch = "/tmp"
-    if tier != "1":
+    if tier != Tier.NAMESPACES:
         scratch_base = tempfile.mkdtemp(prefix="pytorch-tutor-probe-")
         os.chmod(scratch_base, 0o711)
         run_scratch = os.path.join(scratch_base, "run")
@@ -73,7 +74,7 @@ def attempt(tier: str, landlock_abi: int, has_seccomp: bool, timeout: float = 10
     setup = tree.Setup(tier=tier, uid=uid, gid=gid, root=root, landlock_abi=landlock_abi, seccomp=has_seccomp,
                        plan=plan, base="/tmp" if os.path.isdir("/tmp") else "/mnt")
     program = None
-    if has_seccomp and tier == "1":  # tier 2's filter names the runner's own pid: tree builds it there
+    if has_seccomp and tier == Tier.NAMESPACES:  # tier 2's filter names the runner's own pid: tree builds it there
         program = seccomp.build_filter(sockets="unix")
     devnull = os.open(os.devnull, os.O_RDWR)
     out = os.memfd_create("output", os.MFD_CLOEXEC)
@@ -125,19 +126,19 @@ def probe() -> dict:
     has_seccomp = seccomp.seccomp_supported()
     report: dict = {"euid": os.geteuid(), "landlock_abi": abi, "seccomp_arch": has_seccomp,
                     "sandbox_uid": kernel.NOBODY if os.geteuid() == 0 else os.getuid()}
-    one = attempt("1", abi, has_seccomp)
+    one = attempt(Tier.NAMESPACES, abi, has_seccomp)
     report["namespaces"] = one
     namespaces_ok = one["ok"] and one["seen"].get("pid") == 2
     if namespaces_ok:
-        report["tier"] = "1"
+        report["tier"] = Tier.NAMESPACES
         return report
     if abi and has_seccomp:
-        two = attempt("2", abi, has_seccomp)
+        two = attempt(Tier.LANDLOCK, abi, has_seccomp)
         report["tier2"] = two
         if two["ok"] and two["seen"].get("Seccomp") == "2" and two["seen"].get("scratch_writable"):
-            report["tier"] = "2"
+            report["tier"] = Tier.LANDLOCK
             return report
-    report["tier"] = "3"
+    report["tier"] = Tier.WEAK
     return report
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from tutor.sandbox.inner import cgroups, kernel, landlock, mounts, scratch, seccomp, warm
 from tutor.sandbox.inner.compile_cache import CompileCache
 from tutor.sandbox.inner.tree import Setup
-from tutor.sandbox.wire import CGROUP_RUN_MEMORY, PROCESSES
+from tutor.sandbox.wire import CGROUP_RUN_MEMORY, PROCESSES, Tier
 
 
 @dataclass
@@ -31,7 +31,7 @@ class Started:
     facts: dict  # the ``ready`` message
 
 
-def prepare(tier: str, extra_ro: list[str], compile_cache: str = "") -> Started:
+def prepare(tier: Tier, extra_ro: list[str], compile_cache: str = "") -> Started:
     started = time.monotonic()
     os.umask(0o077)
     os.chdir("/")
@@ -40,22 +40,22 @@ def prepare(tier: str, extra_ro: list[str], compile_cache: str = "") -> Started:
     uid = kernel.NOBODY if root else os.getuid()
     gid = kernel.NOBODY if root else os.getgid()
     cgroup_base, cgroup_note = None, ""
-    if tier in ("1", "2"):
+    if tier in (Tier.NAMESPACES, Tier.LANDLOCK):
         cgroup_base, cgroup_note = cgroups.sandbox_cgroup()  # before torch: it may fork busctl
         if cgroup_base:
             problem = _try_run_cgroup(cgroup_base)
             if problem:  # never let a half-working cgroup fail every run: go without, and say why
                 cgroup_base, cgroup_note = None, f"{cgroup_note} is unusable: {problem}"
-    abi = landlock.landlock_abi() if tier != "none" else 0
-    has_seccomp = seccomp.seccomp_supported() and tier != "none"
+    abi = landlock.landlock_abi() if tier != Tier.NONE else 0
+    has_seccomp = seccomp.seccomp_supported() and tier != Tier.NONE
     extra = [p for p in (os.path.abspath(p) for p in extra_ro) if os.path.exists(p)]
     extra = mounts.without(extra, mounts.hidden_dirs(extra))  # never the tutor's own course
-    cache = CompileCache.open(compile_cache, uid, gid, root) if compile_cache and tier == "1" else None
+    cache = CompileCache.open(compile_cache, uid, gid, root) if compile_cache and tier == Tier.NAMESPACES else None
     path_fds: list[int] = []
     python_ro: list[str] = []
     plan = None
     scratch_base = ""
-    if tier == "1":
+    if tier == Tier.NAMESPACES:
         plan = mounts.build_plan(extra)
     else:
         path_fds, python_ro = warm.reachable_python(uid, gid, root)

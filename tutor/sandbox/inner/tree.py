@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from tutor.sandbox.inner import cgroups, kernel, landlock, mounts, seccomp
 from tutor.sandbox.inner.compile_cache import TARGET as CACHE_TARGET
-from tutor.sandbox.wire import ADDRESS_SPACE, FILE_SIZE, OPEN_FILES, PROCESSES, SCRATCH_BYTES, SCRATCH_INODES
+from tutor.sandbox.wire import ADDRESS_SPACE, FILE_SIZE, OPEN_FILES, PROCESSES, SCRATCH_BYTES, SCRATCH_INODES, Tier
 
 PATH_FD_BASE = 200
 STATUS_FD = 4
@@ -43,7 +43,7 @@ GO_FD = 6
 class Setup:
     """Fixed for the life of a zygote."""
 
-    tier: str  # "1" | "2" | "3" | "none"
+    tier: Tier
     uid: int  # the uid snippets run as
     gid: int
     root: bool  # started as root: drop to uid/gid
@@ -91,7 +91,7 @@ def spawn(setup: Setup, spec: RunSpec, body) -> int:
             cgroups.join_cgroup(spec.cgroup)
         _oom_first()
         _arrange(spec, setup.path_fds)
-        if setup.tier == "1":
+        if setup.tier == Tier.NAMESPACES:
             _tier1_a(setup, spec, body)
         else:
             _runner(setup, spec, body, tier1=False)
@@ -256,7 +256,7 @@ def cpu_seconds(timeout: float) -> int:
 
 def landlock_paths(setup: Setup, spec: RunSpec) -> tuple[list, list, list]:
     devices = ["/dev/null", "/dev/zero", "/dev/full"]
-    if setup.tier == "1":
+    if setup.tier == Tier.NAMESPACES:
         rw = ["/tmp"] + (["/dev/shm"] if "processes" in spec.grants else []) + ([CACHE_TARGET] if spec.cache else [])
         return ["/"], rw, devices
     ro = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime",
@@ -280,7 +280,7 @@ def _runner(setup: Setup, spec: RunSpec, body, tier1: bool) -> None:
     os.chdir(spec.scratch)
     kernel.set_rlimits(rlimits(tier1))
     kernel.set_cpu_limit(cpu_seconds(spec.timeout))
-    if setup.tier != "none":
+    if setup.tier != Tier.NONE:
         if setup.landlock_abi or setup.seccomp:
             kernel.no_new_privs()
         if setup.landlock_abi:

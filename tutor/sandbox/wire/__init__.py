@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any, Callable
 
 from tutor.sandbox.wire.checks import as_bool, as_dict, as_line, as_list, as_number, as_text, one_of, same
@@ -59,6 +60,53 @@ PROCESSES = 64  # processes and threads
 SCRATCH_BYTES = 64 << 20
 SCRATCH_INODES = 4096
 CGROUP_RUN_MEMORY = 3 << 30  # per run, like RLIMIT_AS; memory.swap.max 0 so it cannot be dodged into swap
+
+# ---------------------------------------------------------------- isolation tiers
+
+
+class Tier(StrEnum):
+    """The isolation runs get, ordered by strength: ``Tier.NAMESPACES > Tier.LANDLOCK > Tier.WEAK > Tier.NONE``.
+
+    The values are what crosses the wire and the command line ("1", "2", "3", "none"), so
+    ``Tier("2")`` reads one. Ordering compares strength, never the strings ("none" < "1" as
+    text); comparing a tier with anything but a tier is a TypeError, not a string comparison.
+    """
+
+    NAMESPACES = "1"  # user, pid, network, ipc, uts and mount namespaces, a private root, Landlock, seccomp
+    LANDLOCK = "2"  # no namespaces: rlimits, Landlock, seccomp
+    WEAK = "3"  # rlimits and a separate session only: built-in lessons only
+    NONE = "none"  # no confinement at all, for benchmarks
+
+    @property
+    def strength(self) -> int:
+        return _TIER_STRENGTH[self]
+
+    @property
+    def confines_third_party(self) -> bool:
+        """Whether lessons from outside the built-in course may run in this tier without an explicit opt-in."""
+        return self >= Tier.LANDLOCK
+
+    def _against(self, other: object) -> int:
+        if not isinstance(other, Tier):
+            raise TypeError(f"a sandbox tier compares with a tier, not with {type(other).__name__} {other!r}")
+        return self.strength - other.strength
+
+    def __lt__(self, other: object) -> bool:
+        return self._against(other) < 0
+
+    def __le__(self, other: object) -> bool:
+        return self._against(other) <= 0
+
+    def __gt__(self, other: object) -> bool:
+        return self._against(other) > 0
+
+    def __ge__(self, other: object) -> bool:
+        return self._against(other) >= 0
+
+    __hash__ = StrEnum.__hash__
+
+
+_TIER_STRENGTH = {Tier.NAMESPACES: 3, Tier.LANDLOCK: 2, Tier.WEAK: 1, Tier.NONE: 0}
 
 # ---------------------------------------------------------------- what a lesson may ask for
 
