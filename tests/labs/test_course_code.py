@@ -21,7 +21,8 @@ def test_helpers_reach_every_drill_and_stages_resolve_to_their_references():
     assert not course.all_errors()
     assert [name for name, _ in course.helpers] == ["puzzles"]
     module = course.slot("1").module
-    assert all(d.helpers == course.helpers for d in module.drills)
+    assert all(d.helpers[:len(course.helpers)] == course.helpers for d in module.drills)
+    assert all(d.helpers == course.helpers for d in module.drills if not d.data)  # a data drill also gets its files
     bincount = module.drill("bincount")
     assert [(s.name, s.drill_id) for s in bincount.stages] == [("puzzle_ones", "ones"), ("puzzle_eye", "eye")]
     assert bincount.stages[1].reference == module.drill("eye").solution
@@ -58,3 +59,11 @@ def test_a_stage_name_may_not_be_a_helpers(tmp_path):
 def test_one_module_file_of_a_course_is_read_with_the_courses_helpers_and_stages():
     module, errors = load_module_file_in_course(PACK / "01_puzzles.yaml")
     assert errors == [] and module.drill("bincount").stages and module.drill("ones").helpers
+
+
+def test_a_helper_may_take_a_stale_sandbox_name_but_not_an_installed_module_or_the_data_module(tmp_path):
+    root = copy_pack(tmp_path)
+    for name in ("jail", "child", "sympy", "yaml", "course_files"):  # the first two were sandbox modules once
+        (root / "helpers" / f"{name}.py").write_text("x = 1\n")
+    refused = {Path(e.file).stem for e in load_course(root).errors if "would hide the module" in e.message}
+    assert refused == {"sympy", "yaml", "course_files"}

@@ -8,6 +8,8 @@ file of a course is ever imported or run in the tutor's own process.
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -19,10 +21,25 @@ HELPERS_DIR = "helpers"
 MAX_HELPER_BYTES = 256 * 1024
 MAX_HELPERS_BYTES = 1 << 20
 MAX_HELPERS = 32
-# what the sandbox itself imports: a helper of that name would replace it for every drill
-RESERVED = frozenset({"torch", "numpy", "hypothesis", "tutor", "labkit", "exchange", "child", "zygote", "confine",
-                      "jail", "framing", "probe", "protocol", "typing_extensions", "sympy", "filelock", "jinja2",
-                      "fsspec", "networkx", "mpmath", "markupsafe"})
+
+
+@functools.cache
+def reserved_names() -> frozenset[str]:
+    """What a helper may not be called: any top-level module a drill can import in the sandbox.
+
+    The sandbox runs this same interpreter, so that is every module installed for it (torch
+    and what it imports, numpy, ...: the package list of its ``sys.path``), the tutor, the
+    capstone package the built-in course uses, and the module that serves a drill's data
+    files. (The standard library is refused separately, by ``sys.stdlib_module_names``.) A
+    helper of such a name would replace that module for every drill of the course.
+    """
+    import pkgutil
+
+    from tutor.course.data_files import MODULE as DATA_MODULE
+
+    here = os.getcwd()  # `python -m tutor` puts the working directory first: an author's files are not installed
+    paths = [p for p in sys.path if p and os.path.isdir(p) and os.path.abspath(p) != here]
+    return frozenset({m.name for m in pkgutil.iter_modules(paths)} | {"tutor", "capstone", DATA_MODULE})
 
 
 def load_helpers(root: Path, shown_root: str) -> tuple[tuple[tuple[str, str], ...], list[LessonError]]:
@@ -45,7 +62,7 @@ def load_helpers(root: Path, shown_root: str) -> tuple[tuple[tuple[str, str], ..
         if not MODULE_NAME.fullmatch(name) or "." in name:
             problem(f"{name[:60]!r} is not a Python module name (letters, digits and _)")
             continue
-        if name in RESERVED or name in sys.stdlib_module_names:
+        if name in sys.stdlib_module_names or name in reserved_names():
             problem(f"a helper named {name!r} would hide the module of that name that drills import; rename it")
             continue
         try:

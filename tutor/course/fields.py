@@ -54,6 +54,7 @@ DRILL_FIELDS: tuple[FieldSpec, ...] = (
     _f("timeout_reason", "optional_text"),
     _f("gpu_note", "optional_text"),
     _f("needs", "needs"),
+    _f("data", "data", since=2),  # files of the course's data/ directory the drill reads (data_files.py)
     # labs, format 2 (lab_fields.py reads them)
     _f("tests", "tests", allowed={LAB}, since=2),
     _f("rules", "rules", allowed={LAB}, since=2),

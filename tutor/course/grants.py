@@ -56,18 +56,22 @@ def sandbox_options(course_root: Path, modules: Iterable[Module]) -> dict:
 
 
 def code_dirs(course_root: Path) -> list[Path]:
-    """Directories of code a course's drills import inside the sandbox, which it shows them read-only.
+    """Directories a course's drills read inside the sandbox, which it shows them read-only.
 
     The sandbox shows nothing of the host but the interpreter's own directories, so a
-    course that imports code of its own names it here and its caller passes it on
-    (``Sandbox(read_only=...)``). The built-in course imports the ``capstone`` package
-    (the GPT its last modules build and use); it holds only code a learner reads anyway.
+    course names here what its code reads and its caller passes it on
+    (``Sandbox(read_only=...)``): its ``data/`` directory (``data_files.py``), and for the
+    built-in course the ``capstone`` package (the GPT its last modules build and use; it
+    holds only code a learner reads anyway).
     """
     import importlib.util
 
+    from tutor.course.data_files import data_dir
     from tutor.locations import builtin_course_dir
 
+    data = data_dir(course_root)
+    shown = [data] if data is not None else []
     if Path(course_root).resolve() != builtin_course_dir().resolve():
-        return []
+        return shown
     spec = importlib.util.find_spec("capstone")  # locates the package without importing it
-    return [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
+    return shown + ([Path(p) for p in (spec.submodule_search_locations or [])] if spec else [])

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tutor.course import cache as parse_cache
 from tutor.course.course_code import HELPERS_DIR, link_labs, load_helpers
+from tutor.course.data_files import link_data
 from tutor.course.errors import LessonError, LessonFileError
 from tutor.course.graph import find_cycle
 from tutor.course.reader import Reader
@@ -212,10 +213,11 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
     course.helpers, helper_errors = load_helpers(root, shown_root)
     linked, link_errors = link_labs({s.id: s.module for s in course.slots if s.module is not None},
                                     {s.id: s.requires for s in course.slots}, course.helpers)
+    linked, data_errors = link_data(linked, root, shown_root)
     for slot in course.slots:
         if slot.module is not None:
             slot.module = linked[slot.id]
-    course.errors = reader.errors + helper_errors + link_errors
+    course.errors = reader.errors + helper_errors + link_errors + data_errors
     return course
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from tutor.course import fields, lab_fields
+from tutor.course import data_files, fields, lab_fields
 from tutor.course.errors import LessonError
 from tutor.course.reader import Reader, join, type_name
 from tutor.course.schema import (DEFAULT_TIMEOUT, ERROR_ASK_KEY, MAX_TIMEOUT, READABLE_VERSIONS, SANDBOX_NEEDS, Ask,
@@ -144,6 +144,7 @@ def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, 
         files=values.get("files", ()),
         uses=values.get("uses", ()),
         show_tests=values.get("show_tests", False),
+        data=values.get("data", ()),
     )
 
 
@@ -237,6 +238,7 @@ READERS: dict[str, Callable[[Reader, MarkedDict, str, str, dict], Any]] = {
     "id": _text_reader("id"), "text": _text_reader("text"), "optional_text": _text_reader("optional_text"),
     "code": _text_reader("code"), "texts": _text_reader("texts"), "kind": _kind_value, "seconds": _seconds,
     "needs": _needs, "hints": _hints, "asks": _asks, "wrong_answers": _wrong_answers, **lab_fields.READERS,
+    "data": data_files.read_names,
 }
 
 

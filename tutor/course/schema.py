@@ -145,6 +145,15 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class DataRef:
+    """A file of the course's data/ directory a drill reads, with where its name is written (``data_files.py``)."""
+
+    name: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
 class Drill:
     id: str
     title: str
@@ -176,6 +185,7 @@ class Drill:
     files: tuple[LabFile, ...] = ()
     uses: tuple[StageUse, ...] = ()
     show_tests: bool = False  # show a failing test's source line to the learner (the author asks for it)
+    data: tuple[DataRef, ...] = ()  # format 2: files of the course's data/ this drill reads in the sandbox
     # filled in by the course loader: the course's helper modules (name, source) and the resolved `uses`
     helpers: tuple[tuple[str, str], ...] = ()
     stages: tuple[Stage, ...] = ()
@@ -237,6 +247,6 @@ def parse_module(data, filename: str):
     return parse(data, filename)
 
 
-__all__ = ["Ask", "Drill", "DrillKind", "LabFile", "LabTest", "Module", "SelfCheck", "SourceRules", "Stage", "StageUse",
+__all__ = ["Ask", "DataRef", "Drill", "DrillKind", "LabFile", "LabTest", "Module", "SelfCheck", "SourceRules", "Stage", "StageUse",
            "WrongAnswer", "WrongSubmission", "FORMAT_VERSION", "READABLE_VERSIONS", "ID_RULE", "SAFE_ID",
            "is_safe_id", "file_stem", "parse_module"]
