@@ -77,6 +77,19 @@ def bigram_baseline(train: np.ndarray, val: np.ndarray, vocab_size: int) -> tupl
     return _best_smoothing(nll)
 
 
+def bits_per_byte(nats_per_token: float, tokens_scored: int, bytes_scored: int) -> float:
+    """The same loss in bits per byte of text: the total nats (nats/token x tokens) over ln 2 and
+    over the bytes those tokens decode to. A tokenizer with bigger tokens scores more nats per
+    token and fewer tokens; bits per byte do not move."""
+    return nats_per_token * tokens_scored / (math.log(2) * bytes_scored)
+
+
+def scored_byte_count(tokenizer: Tokenizer, tokens: np.ndarray) -> int:
+    """Bytes of text the scored targets decode to: every token but the first, which has no
+    left context and is never scored."""
+    return len(tokenizer.decode_bytes(np.asarray(tokens[1:]).tolist()))
+
+
 def evaluate(workspace: Workspace, config: EvalConfig | None = None, log=None) -> dict:
     """Score the workspace's checkpoint on validation; write eval/eval.json."""
     config = config or EvalConfig()
@@ -93,12 +106,12 @@ def evaluate(workspace: Workspace, config: EvalConfig | None = None, log=None) -
 
     nats, scored = sliding_window_nll(model, val_tokens, stride, config.batch_size)
     assert scored == len(val_tokens) - 1, "every validation target is scored exactly once"
-    scored_bytes = len(tokenizer.decode_bytes(val_tokens[1:].tolist()))
+    scored_bytes = scored_byte_count(tokenizer, val_tokens)
     unigram, k_uni = unigram_baseline(train_tokens, val_tokens, vocab)
     bigram, k_bi = bigram_baseline(train_tokens, val_tokens, vocab)
 
-    def bits_per_byte(nats_per_token: float) -> float:
-        return nats_per_token * scored / (math.log(2) * scored_bytes)
+    def in_bits_per_byte(nats_per_token: float) -> float:
+        return bits_per_byte(nats_per_token, scored, scored_bytes)
 
     model_nats = nats / scored
     report = {
@@ -108,9 +121,9 @@ def evaluate(workspace: Workspace, config: EvalConfig | None = None, log=None) -
         "val_tokens_scored": scored,
         "val_bytes_scored": scored_bytes,
         "model": {"nats_per_token": model_nats, "perplexity": math.exp(model_nats),
-                  "bits_per_byte": bits_per_byte(model_nats)},
-        "unigram": {"nats_per_token": unigram, "k": k_uni, "bits_per_byte": bits_per_byte(unigram)},
-        "bigram": {"nats_per_token": bigram, "k": k_bi, "bits_per_byte": bits_per_byte(bigram)},
+                  "bits_per_byte": in_bits_per_byte(model_nats)},
+        "unigram": {"nats_per_token": unigram, "k": k_uni, "bits_per_byte": in_bits_per_byte(unigram)},
+        "bigram": {"nats_per_token": bigram, "k": k_bi, "bits_per_byte": in_bits_per_byte(bigram)},
         "gap_to_bigram": bigram - model_nats,
         "data": data_meta,
     }

@@ -16,11 +16,40 @@ ROOT = Path(__file__).resolve().parents[2]
 # (module file, lab id) -> the capstone file that is that stage's reference
 STAGES = {("30_corpus_bpe.yaml", "write-bpe"): "capstone/bpe.py",
           ("32_gpt_model.yaml", "build-the-gpt"): "capstone/model.py",
+          ("34_evaluation_baselines.yaml", "write-the-evaluation"): "capstone/evaluate.py",
+          ("35_generation_kv_cache.yaml", "write-the-kv-cache"): "capstone/generate.py",
           ("36_lora.yaml", "write-lora"): "capstone/lora.py"}
 # Stages whose starter carries the reference's whole public interface, so that the CLI and later
 # stages can import the learner's file in the reference's place. (32's starter leaves out the KV
 # cache that module 35 adds; 36's leaves out fine-tuning, which is not that lab's subject.)
-WHOLE_INTERFACE = [("30_corpus_bpe.yaml", "write-bpe")]
+WHOLE_INTERFACE = [("30_corpus_bpe.yaml", "write-bpe"), ("34_evaluation_baselines.yaml", "write-the-evaluation"),
+                   ("35_generation_kv_cache.yaml", "write-the-kv-cache")]
+GRADED = ["write-bpe", "write-the-evaluation", "write-the-kv-cache"]
+
+# lab id -> what each wrong submission is told by the test it names, in order: the message says
+# what failed, where, and by how much (no figure that depends on the corpus's Python version)
+TOLD = {
+    "write-the-evaluation": [
+        "100 tokens, context 16, stride 8: token 17 scored with only 1 token of context; the window allows at least 9",
+        "100 tokens, context 16, stride 8: token 9 scored 2 times",
+        "(the model arrives in training mode, dropout 0.2: evaluate in eval mode)",
+        "bits per byte: 2.0 nats/token divided by ln 2 but not by bytes per token (2.2 here)",
+        "the number of characters: the text has",
+        "unigram: ",
+        "nats/token: on real text the previous token says a lot",
+        "nats/token (k = 1), the reference's",
+    ],
+    "write-the-kv-cache": [
+        "the values returned are not the values appended",
+        "step 2: cached logits differ from uncached by",
+        "step 2: cached logits differ from uncached by",
+        "step 6 (17 tokens on a context of 16): cached raised ValueError",
+        "temperature 2: token 9 (probability 0.018) was never sampled",
+        "top_p=0.6: token 2 (probability 0.219) was never sampled",
+        "with stop_token=5 the rows became [[3, 4, 5, 6, 7, 8], [0, 1, 2, 3, 4, 5]]",
+        "the same prompt and seed gave other tokens after another request",
+    ],
+}
 
 
 def lab(module_file: str, lab_id: str) -> dict:
@@ -85,7 +114,7 @@ def course_lab(lab_id: str):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lab_id", ["write-bpe"])
+@pytest.mark.parametrize("lab_id", GRADED)
 def test_the_starter_fails_on_the_first_contract_by_name_and_the_reference_passes(shared_sandbox, lab_id):
     from tutor.judge import labs
 
@@ -100,7 +129,7 @@ def test_the_starter_fails_on_the_first_contract_by_name_and_the_reference_passe
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lab_id", ["write-bpe"])
+@pytest.mark.parametrize("lab_id", GRADED)
 def test_each_wrong_submission_fails_the_test_it_names_with_a_message_and_its_misconception(shared_sandbox, lab_id):
     from tutor.judge import labs
 
@@ -111,3 +140,12 @@ def test_each_wrong_submission_fails_the_test_it_names_with_a_message_and_its_mi
         named = next(t for t in outcome.tests if t.name == wrong.test)
         assert not named.passed and named.message, wrong.test
         assert outcome.misconception == wrong.misconception
+        told = TOLD.get(lab_id)
+        if told:
+            assert told[drill.wrong_submissions.index(wrong)] in named.message, (wrong.test, named.message)
+
+
+def test_the_messages_pinned_are_one_per_wrong_submission():
+    for module_file, lab_id in STAGES:
+        if lab_id in TOLD:
+            assert len(TOLD[lab_id]) == len(lab(module_file, lab_id)["wrong_submissions"]), lab_id
