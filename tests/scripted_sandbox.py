@@ -33,8 +33,16 @@ RECORD_ENV = "PYTORCH_TUTOR_RECORD_SANDBOX"
 IGNORED = ("seconds", "tier", "note")  # how long a run took and where: not part of what it observed
 
 
+# Request fields added after entries were recorded: left out of the key while unset, so those entries still match.
+LATER_FIELDS = ("trace",)
+
+
 def request_key(request: RunRequest) -> str:
-    return hashlib.sha256(json.dumps(asdict(request), sort_keys=True).encode()).hexdigest()[:24]
+    data = asdict(request)
+    for name in LATER_FIELDS:
+        if data.get(name) is None:
+            data.pop(name, None)
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:24]
 
 
 def request_from(data: dict) -> RunRequest:

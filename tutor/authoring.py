@@ -52,6 +52,11 @@ async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> Dri
 
         problems = await lab_problems(drill, service)
         return DrillReport(module.id, drill.id, time.perf_counter() - started, problems, _kind(drill))
+    if drill.is_first_divergence:  # proved from the traces: the declared line, the wrong ones, the repair
+        from tutor.judge.divergence_check import divergence_problems
+
+        problems, observed = await divergence_problems(drill, service)
+        return DrillReport(module.id, drill.id, time.perf_counter() - started, problems, _kind(drill), observed)
     problems: list[str] = []
     outcome = await service.observe(drill)
     result = outcome.result
@@ -113,7 +118,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> Dri
 
 def _kind(drill: Drill) -> str:
     """How a drill's time should be read: labs train, repairs run four processes, grants start more."""
-    kind = "lab" if drill.is_exercise else "repair" if drill.is_repair else "prediction"
+    kind = "lab" if drill.is_exercise else str(drill.kind) if drill.is_repair else "prediction"
     return kind + "".join(f"+{need}" for need in drill.needs)
 
 

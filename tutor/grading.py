@@ -13,7 +13,10 @@ from typing import Mapping
 
 from tutor.course.schema import Ask, Drill
 from tutor.judge import ReadAnswer, Verdict, judge_read, labs, read_answer
-from tutor.sandbox.wire import AskSpec, ErrorInfo, RunRequest
+from tutor.judge.contract_check import final_check
+from tutor.judge.contracts import Failure, failures
+from tutor.judge.divergence import divergence_text, is_right, misconception, render_line
+from tutor.sandbox.wire import AskSpec, ErrorInfo, RunRequest, TraceSpec
 from tutor.tutoring.states import CheckStatus, RunStatus
 from tutor.sandbox.client import RunResult
 
@@ -23,6 +26,8 @@ def request_for(drill: Drill, code: str | None = None, files: Mapping[str, str] 
 
     ``files``: a lab's other files and earlier stages by module name (see ``judge.labs``).
     """
+    if drill.is_first_divergence:  # its one prediction is read from the trace, not asked of the sandbox
+        return divergence_request(drill, code)
     asks = tuple(
         AskSpec(a.key, a.expr, "raises" if a.kind == "error" and a.expr else "value") for a in drill.asks
     )
@@ -30,10 +35,33 @@ def request_for(drill: Drill, code: str | None = None, files: Mapping[str, str] 
     # it runs in a process of its own (see ``Sandbox.run``).
     judged = drill.is_repair or drill.is_exercise
     # a module's shared setup runs first, in both halves of a judged run
-    setup = f"{drill.module_setup}\n{drill.setup}" if drill.module_setup.strip() else drill.setup
+    setup = full_setup(drill)
     code = drill.code if code is None else code
     return RunRequest(code=code, setup=setup, check=drill.check, asks=asks, timeout=drill.timeout,
                       needs=drill.needs, probe=drill.probe, judged=judged, **labs.request_fields(drill, code, files))
+
+
+def full_setup(drill: Drill) -> str:
+    """A module's shared setup runs first, in both halves of a judged run."""
+    return f"{drill.module_setup}\n{drill.setup}" if drill.module_setup.strip() else drill.setup
+
+
+def divergence_request(drill: Drill, code: str | None = None, trace_function: str | None = None) -> RunRequest:
+    """A first-divergence drill's run: traced (with its `holds:` expressions), judged on the final values too."""
+    spec = drill.divergence
+    trace = TraceSpec(function=spec.trace_function if trace_function is None else trace_function, holds=spec.holds,
+                      watch=tuple(c.name for c in spec.contracts))
+    return RunRequest(code=drill.code if code is None else code, setup=full_setup(drill),
+                      check=final_check(spec), timeout=drill.timeout, needs=drill.needs, judged=True, trace=trace,
+                      modules=drill.helpers, judge_modules=drill.helpers)  # the setup may import a course helper
+
+
+def trace_request(drill: Drill, code: str | None = None) -> RunRequest:
+    """Any drill's code run traced, for the trace panel: no asks, no check, nothing judged."""
+    if drill.is_first_divergence:
+        return divergence_request(drill, code)
+    return RunRequest(code=drill.code if code is None else code, setup=full_setup(drill), timeout=drill.timeout,
+                      needs=drill.needs, modules=drill.helpers, trace=TraceSpec())
 
 
 def read_answers(drill: Drill, texts: Mapping[str, str]) -> dict[str, ReadAnswer]:
@@ -63,6 +91,8 @@ class DrillOutcome:
     asks: list[AskOutcome] = field(default_factory=list)
     tests: list[labs.LabTestResult] = field(default_factory=list)  # a lab's named tests (its `check` is one)
     misconception: str = ""  # a lab: the learner's file is a listed wrong submission
+    # a first-divergence drill: every contract failure the trace shows (each name at its first), in row order
+    contract_failures: list[Failure] | None = None
 
     @property
     def status(self) -> RunStatus:
@@ -103,6 +133,8 @@ class DrillOutcome:
         """Edited code counts as repaired or solved when it runs cleanly and its check (or every test) passes."""
         if not (self.result.ok and not self.fence and self.error is None):
             return False
+        if self.contract_failures:  # a first-divergence repair: every contract holds on every row
+            return False
         return all(t.passed for t in self.tests) if self.tests else self.check == CheckStatus.PASSED
 
     def first_divergence(self) -> str:
@@ -139,6 +171,8 @@ def grade_read(drill: Drill, said: Mapping[str, ReadAnswer], result: RunResult) 
     """Judge each answer, already read (keyed by ask key), against what the run observed."""
     outcome = DrillOutcome(result)
     observation = result.observation
+    if drill.is_first_divergence:
+        return _grade_divergence(drill, said, outcome)
     if drill.is_exercise and result.ok:
         outcome.tests = labs.test_results(drill, observation)
         outcome.misconception = labs.misconception(drill, observation)
@@ -165,4 +199,42 @@ def grade_read(drill: Drill, said: Mapping[str, ReadAnswer], result: RunResult) 
             outcome.asks.append(AskOutcome(ask, answer, problem=why))
             continue
         outcome.asks.append(AskOutcome(ask, answer, judge_read(ask, answer, observed.value, drill.wrong_answers)))
+    return outcome
+
+
+def _grade_divergence(drill: Drill, said: Mapping[str, ReadAnswer], outcome: DrillOutcome) -> DrillOutcome:
+    """The learner's line against the first failing row of the real run's trace (never the declared answer)."""
+    ask = drill.asks[0]
+    answer = said.get(ask.key) or read_answer(ask, "")
+    observation = outcome.result.observation
+    trace = observation.trace if observation is not None else None
+    if observation is None or trace is None or trace.problem:
+        why = outcome.result.message if observation is None else (
+            trace.problem if trace is not None else "the run was not traced")
+        outcome.asks.append(AskOutcome(ask, answer, problem=why))
+        return outcome
+    if outcome.compile_error is not None:
+        outcome.asks.append(AskOutcome(ask, answer, problem=f"not traced: the code has a {outcome.compile_error.type}"))
+        return outcome
+    spec = drill.divergence
+    outcome.contract_failures = failures(trace, spec.contracts, observation.error)
+    broken = [f for f in outcome.contract_failures if f.name]
+    if broken:  # the rows decide first; the judge's check of the final values is said in the author's words
+        observation.check, observation.check_message, observation.check_line = "failed", broken[0].text, None
+    elif observation.check != "skipped":
+        observation.check_line = None  # a line of the generated check means nothing to a learner
+    first = outcome.contract_failures[0] if outcome.contract_failures else None
+    if first is None:
+        outcome.asks.append(AskOutcome(ask, answer, problem="every contract holds on every row of this run"))
+        return outcome
+    stage = spec.stage_of(first.line)
+    observed = f"line {first.line}" + (f" (stage {stage.name})" if stage else "")
+    if not answer.readable:
+        outcome.asks.append(AskOutcome(ask, answer, Verdict(False, "", observed, problem=answer.problem)))
+        return outcome
+    right = is_right(answer.value, first, spec)
+    verdict = Verdict(right, render_line(answer.value), observed,
+                      divergence="" if right else divergence_text(answer.value, first, spec),
+                      misconception="" if right else misconception(answer.value, drill.wrong_answers, ask.options))
+    outcome.asks.append(AskOutcome(ask, answer, verdict))
     return outcome

@@ -25,10 +25,12 @@ from tutor.tutoring.presentation import hint_line, option_lines, plain_lines, ru
 from tutor.tutoring.reports import ModuleRef, RunReport
 from tutor.tutoring.service import SandboxPort, TutoringService
 from tutor.tutoring.states import Outcome
+from tutor.tutoring.trace_view import trace_lines
 from tutor.workspace import ensure_starter, lab_files, read_exercise, reset_exercise
 
 HELP = ("At any prompt: ':hint' shows the next hint, ':skip' moves on, ':map' returns to the module list, "
-        "':quit' leaves (progress is always saved); in a lab, ':reset' restores the starter file.")
+        "':quit' leaves (progress is always saved); in a lab, ':reset' restores the starter file; after a drill's "
+        "first run, ':trace' shows its code's trace (every tensor after every line).")
 
 
 class _Leave(Exception):
@@ -54,6 +56,8 @@ class PlainTutor:
         self.loop = asyncio.new_event_loop()
         self._hints: list[str] = []
         self._hints_shown = 0
+        self._drill: Drill | None = None  # the drill being predicted: its trace hints and `:trace` run it
+        self._revealed = False
 
     # ---------------------------------------------------------------- input and output
 
@@ -80,7 +84,20 @@ class PlainTutor:
         if command in (":help", "?"):
             self.say(HELP)
             return self.ask(prompt)
+        if command == ":trace":
+            self.show_trace()
+            return self.ask(prompt)
         return answer
+
+    def show_trace(self, until: int | None = None) -> None:
+        """The drill's code traced (after its reveal), or a trace hint's rows up to ``until``."""
+        drill = self._drill
+        if drill is None or (until is None and not self._revealed):
+            self.say("The trace opens after your first prediction is checked.")
+            return
+        report = self.loop.run_until_complete(self.service.trace(drill, until=until))
+        for text in trace_lines(report):
+            self.say(text)
 
     def show_hint(self) -> None:
         if self._hints_shown >= len(self._hints):
@@ -88,6 +105,11 @@ class PlainTutor:
             return
         self._hints_shown += 1
         self.say(hint_line(self._hints, self._hints_shown).text)
+        drill = self._drill
+        if drill is not None and drill.is_first_divergence and self._hints == list(drill.hints):
+            until = drill.divergence.trace_until[self._hints_shown - 1]
+            if until is not None:  # bisection: the rows up to that line, never the failing one
+                self.show_trace(until)
 
     def perform(self, action) -> RunReport:
         """Run one of the service's use cases (a coroutine) to its report, and show the report."""
@@ -95,6 +117,9 @@ class PlainTutor:
         report = self.loop.run_until_complete(action)
         for text in plain_lines(run_blocks(report)):
             self.say(text)
+        if report.trace is not None:  # a first-divergence drill's run: its rows, the first failure marked
+            for text in trace_lines(report.trace):
+                self.say(text)
         self.announce(report.unlocked)
         return report
 
@@ -180,6 +205,7 @@ class PlainTutor:
     def drill(self, module: Module, drill: Drill) -> None:
         number = [d.id for d in module.drills].index(drill.id) + 1
         self._hints, self._hints_shown = list(drill.hints), 0
+        self._drill, self._revealed = (None, False) if drill.is_exercise else (drill, False)
         self.say("")
         kind = "exercise" if drill.is_exercise else "repair drill" if drill.is_repair else "drill"
         self.say(f"== {module.id} {kind} {number}/{len(module.drills)}: {inert(drill.title)}")
@@ -206,6 +232,7 @@ class PlainTutor:
             if report.outcome == Outcome.NOT_FINISHED:
                 self.ask(f"{report.not_recorded} Enter to try again > ")
                 continue
+            self._revealed = True
             if not drill.is_repair or report.drill_done:  # a repair's explanation names the fix: it waits
                 self.explain(drill)
             if report.outcome in (Outcome.VERIFIED, Outcome.SYMPTOM_FOUND):
@@ -250,7 +277,8 @@ class PlainTutor:
     def repair(self, module: Module, drill: Drill) -> None:
         while not self.session.drill_done(module.id, drill.id):
             clock = time.monotonic()
-            code = self.read_code("Now repair the code so its check passes.")
+            what = "every contract holds on every line" if drill.is_first_divergence else "its check passes"
+            code = self.read_code(f"Now repair the code so {what}.")
             report = self.perform(self.service.submit_repair(module.id, drill, code, time.monotonic() - clock))
             if report.outcome == Outcome.NOT_FINISHED:
                 self.say(report.not_recorded)

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from tutor.course.schema import DrillKind
 
 PREDICTION, REPAIR, LAB = DrillKind.PREDICTION, DrillKind.REPAIR, DrillKind.LAB
+FIRST_DIVERGENCE = DrillKind.FIRST_DIVERGENCE
 ALL = frozenset(DrillKind)
-PREDICTS = frozenset({PREDICTION, REPAIR})  # the drills where the learner predicts before running
+PREDICTS = frozenset({PREDICTION, REPAIR})  # the drills where the learner predicts written asks before running
+TRACED = frozenset({FIRST_DIVERGENCE})  # the learner names the line where a contract first fails
 
 
 @dataclass(frozen=True)
@@ -41,15 +43,20 @@ DRILL_FIELDS: tuple[FieldSpec, ...] = (
     _f("tags", "texts"),
     _f("prompt", "text", required=ALL),
     _f("setup", "code"),
-    _f("code", "code", required=PREDICTS, allowed=PREDICTS),
+    _f("code", "code", required=PREDICTS | TRACED, allowed=PREDICTS | TRACED),
     _f("starter", "code", required={LAB}, allowed={LAB}),
     _f("ask", "asks", required=PREDICTS, allowed=PREDICTS),
-    _f("check", "code", required={REPAIR}),
-    _f("solution", "code", required={REPAIR, LAB}, allowed={REPAIR, LAB}),
+    _f("check", "code", required={REPAIR}, allowed=ALL - TRACED),
+    _f("solution", "code", required={REPAIR, LAB} | TRACED, allowed={REPAIR, LAB} | TRACED),
     _f("probe", "code", allowed={REPAIR, LAB}),
     _f("explanation", "text", required=ALL),
+    # first-divergence drills, format 2 (divergence_fields.py reads them; before the keys that refer to them)
+    _f("trace_function", "trace_function", allowed=TRACED, since=2),
+    _f("stages", "stages", allowed=TRACED, since=2),
+    _f("contracts", "contracts", required=TRACED, allowed=TRACED, since=2),
+    _f("answer", "answer", required=TRACED, allowed=TRACED, since=2),
     _f("hints", "hints", required=ALL),
-    _f("wrong_answers", "wrong_answers", required=PREDICTS, allowed=PREDICTS),
+    _f("wrong_answers", "wrong_answers", required=PREDICTS | TRACED, allowed=PREDICTS | TRACED),
     _f("timeout", "seconds"),
     _f("timeout_reason", "optional_text"),
     _f("gpu_note", "optional_text"),

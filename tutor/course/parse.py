@@ -13,6 +13,7 @@ import re
 from typing import Any, Callable
 
 from tutor.course import data_files, fields, lab_fields
+from tutor.course import divergence_fields, fields, lab_fields
 from tutor.course.errors import LessonError
 from tutor.course.reader import Reader, join, type_name
 from tutor.course.schema import (DEFAULT_TIMEOUT, ERROR_ASK_KEY, MAX_TIMEOUT, READABLE_VERSIONS, SANDBOX_NEEDS, Ask,
@@ -121,7 +122,7 @@ def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, 
         title=values.get("title") or drill_id.replace("-", " "),
         prompt=values["prompt"],
         code=values.get("code") or values.get("starter", ""),
-        asks=values.get("ask", ()),
+        asks=values.get("ask", ()) or _divergence_asks(kind, values),
         explanation=values["explanation"],
         hints=values["hints"],
         wrong_answers=values.get("wrong_answers", ()),
@@ -145,6 +146,7 @@ def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, 
         uses=values.get("uses", ()),
         show_tests=values.get("show_tests", False),
         data=values.get("data", ()),
+        divergence=divergence_fields.build(values),
     )
 
 
@@ -164,6 +166,17 @@ def _cross_field_rules(reader: Reader, data: MarkedDict, path: str, kind: DrillK
                      "a repair drill needs a `check` that the solution passes and the code fails")
     if kind is DrillKind.LAB:
         lab_fields.lab_rules(reader, data, path, values)
+    if kind is DrillKind.FIRST_DIVERGENCE:
+        divergence_fields.divergence_rules(reader, data, path, values)
+
+
+def _divergence_asks(kind: DrillKind, values: dict) -> tuple[Ask, ...]:
+    """A first-divergence drill asks one thing: the line (or stage) where a contract first fails."""
+    if kind is not DrillKind.FIRST_DIVERGENCE:
+        return ()
+    stages = values.get("stages", ())
+    return (Ask(key=divergence_fields.ASK_KEY, expr=None, kind="line", question=divergence_fields.question(stages),
+                options=tuple(s.name for s in stages)),)
 
 
 def _errors_at(reader: Reader, field_path: str) -> bool:
@@ -190,6 +203,9 @@ def _needs(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) 
 
 
 def _hints(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[str, ...]:
+    if values.get("kind") == DrillKind.FIRST_DIVERGENCE:  # a tier may be {trace_until: N}
+        hints, values["_trace_until"] = divergence_fields.divergence_hints(reader, data, key, path, values)
+        return hints
     hints = reader.text_list(data, key, path)
     if key in data and not hints and not _errors_at(reader, join(path, key)):
         reader.error(reader.key_mark(data, key), join(path, key), "give at least one hint")
@@ -210,6 +226,8 @@ def _asks(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -
 
 
 def _wrong_answers(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[WrongAnswer, ...]:
+    if values.get("kind") == DrillKind.FIRST_DIVERGENCE:  # {answer: <line or stage>, misconception}
+        return divergence_fields.divergence_wrong_answers(reader, data, key, path, values)
     items = reader.sequence(data, key, path)
     if key in data and not items:
         reader.error(reader.key_mark(data, key), join(path, key), "list at least one plausible wrong answer")
@@ -239,6 +257,7 @@ READERS: dict[str, Callable[[Reader, MarkedDict, str, str, dict], Any]] = {
     "code": _text_reader("code"), "texts": _text_reader("texts"), "kind": _kind_value, "seconds": _seconds,
     "needs": _needs, "hints": _hints, "asks": _asks, "wrong_answers": _wrong_answers, **lab_fields.READERS,
     "data": data_files.read_names,
+    **divergence_fields.READERS,
 }
 
 

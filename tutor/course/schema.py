@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from tutor.course.divergence_fields import FirstDivergence
 from tutor.course.reader import ID_RULE
 
 FORMAT_VERSION = 2  # what this tutor writes and documents
@@ -43,6 +44,7 @@ class DrillKind(StrEnum):
     PREDICTION = "prediction"
     REPAIR = "repair"
     LAB = "lab"
+    FIRST_DIVERGENCE = "first-divergence"  # where does a contract first fail? then repair (divergence_fields.py)
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,7 @@ class Drill:
     # filled in by the course loader: the course's helper modules (name, source) and the resolved `uses`
     helpers: tuple[tuple[str, str], ...] = ()
     stages: tuple[Stage, ...] = ()
+    divergence: FirstDivergence | None = None  # a first-divergence drill's contracts, stages and answer
 
     @property
     def is_exercise(self) -> bool:
@@ -197,8 +200,13 @@ class Drill:
 
     @property
     def is_repair(self) -> bool:
-        """A seeded-bug drill: the code is wrong and the learner repairs it."""
-        return self.kind is DrillKind.REPAIR
+        """A seeded-bug drill: the code is wrong and the learner repairs it (a first-divergence drill is one)."""
+        return self.kind in (DrillKind.REPAIR, DrillKind.FIRST_DIVERGENCE)
+
+    @property
+    def is_first_divergence(self) -> bool:
+        """Where does a contract first fail? The learner names the line, then repairs it."""
+        return self.kind is DrillKind.FIRST_DIVERGENCE
 
     @property
     def test_names(self) -> tuple[str, ...]:

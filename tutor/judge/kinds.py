@@ -34,12 +34,15 @@ KIND_FORMS: dict[str, KindForm] = {
     "value": KindForm("a Python literal", ("[7, (8, 9), None]",)),
 }
 
-KINDS = frozenset(KIND_FORMS)
+KINDS = frozenset(KIND_FORMS)  # what a lesson's `ask:` may say
+# The one prediction of a first-divergence drill (``judge/divergence.py``): never an ask's `kind:` in a lesson.
+LINE_KIND = "line"
+KIND_FORMS_ALL = {**KIND_FORMS, LINE_KIND: KindForm("a line number of the code, or a stage's name", (), "N, line N or LN")}
 
 
 def expected_form(kind: str) -> str:
     """A one-line reminder of how to type an answer of ``kind``."""
-    form = KIND_FORMS[kind]
+    form = KIND_FORMS_ALL[kind]
     parts = ["  or  ".join(form.examples)] if form.examples else []
     if form.note:
         parts.append(form.note)
@@ -48,7 +51,7 @@ def expected_form(kind: str) -> str:
 
 def form_examples(kind: str) -> tuple[str, ...]:
     """The sample answers shown for ``kind``: what ``check`` proves answers no drill."""
-    return KIND_FORMS[kind].examples
+    return KIND_FORMS_ALL[kind].examples
 
 
 def option_letter(index: int) -> str:

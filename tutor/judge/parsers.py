@@ -29,7 +29,7 @@ def parse_answer(kind: str, text: str, options: tuple[str, ...] = ()) -> Any:
         raise AnswerError("That answer is too long to read.")
     parser = _PARSERS[kind]
     try:
-        return parser(text, options) if kind == "choice" else parser(text)
+        return parser(text, options) if kind in ("choice", "line") else parser(text)
     except AnswerError:
         raise
     except (LiteralError, ValueError, TypeError, OverflowError, RecursionError, MemoryError):
@@ -280,4 +280,15 @@ _PARSERS: dict[str, Callable[..., Any]] = {
     "names": parse_names,
     "text": parse_text,
     "value": parse_value,
+    "line": lambda text, options=(): _parse_line(text, options),
 }
+
+
+def _parse_line(text: str, options: tuple[str, ...]) -> Any:
+    """A first-divergence drill's answer: a line of the code, or a stage (``judge/divergence.py``)."""
+    from tutor.judge.divergence import LineAnswerError, parse_line
+
+    try:
+        return parse_line(text, options)
+    except LineAnswerError as exc:
+        raise AnswerError(str(exc)) from None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from tutor.judge.labs import LabTestResult
 from tutor.progress.store import AttemptKind
 from tutor.tutoring.states import CheckStatus, Outcome, RunStatus
+from tutor.tutoring.trace_view import TraceReport
 
 # The policy, written once: what is not recorded, and why.
 NOT_RECORDED_UNFINISHED = "The run did not finish, so nothing was recorded."
@@ -76,6 +77,7 @@ class RunReport:
     not_recorded: str = ""  # the policy's reason when nothing was recorded
     unlocked: tuple[ModuleRef, ...] = ()
     drill_done: bool = False  # after this action
+    trace: TraceReport | None = None  # a traced run's rows (a first-divergence drill's runs; `trace_view.py`)
 
     @property
     def finished(self) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Mapping, Protocol
 
 from tutor.course.schema import Drill, SelfCheck
-from tutor.grading import DrillOutcome, describe_error, grade_read, read_answers, request_for
+from tutor.grading import DrillOutcome, describe_error, grade_read, read_answers, request_for, trace_request
 from tutor.judge import AnswerError, ReadAnswer, labs, option_label, parse_answer
 from tutor.progress.review import SELF_RATINGS, rating_for
 from tutor.progress.store import Attempt, AttemptKind
@@ -27,6 +27,7 @@ from tutor.tutoring.reports import (NOT_RECORDED_OFF, NOT_RECORDED_UNFINISHED, N
 from tutor.safe_text import inert
 from tutor.tutoring.drafts import Drafts
 from tutor.tutoring.states import Outcome, RunStatus
+from tutor.tutoring.trace_view import TraceReport, trace_report
 from tutor.value_text import describe_briefly
 
 FREE_TEXT_EMPTY = "Write your answer first; then compare it with the model answer."
@@ -207,7 +208,9 @@ class TutoringService:
         return RunReport(
             module_id, drill.id, kind, verdict, said=said, status=outcome.status,
             message=result.message if not finished else "",
-            rows=tuple(_row(a) for a in outcome.asks) if finished else (),
+            # a first-divergence drill's code runs are judged by their contracts (the check line), not its one ask
+            rows=tuple(_row(a) for a in outcome.asks) if finished and not (
+                drill.is_first_divergence and kind != AttemptKind.PREDICTION) else (),
             graded=kind == AttemptKind.PREDICTION,
             divergence=outcome.first_divergence() if finished and compiled is None else "",
             compile_error=describe_error(compiled) if compiled is not None else "",
@@ -217,7 +220,7 @@ class TutoringService:
             hints=labs.failing_hints(drill, outcome.tests) if outcome.tests else (),
             output=result.output, output_truncated=result.output_truncated,
             recorded=recorded, not_recorded=not_recorded, unlocked=self._refs(unlocked),
-            drill_done=self._done(module_id, drill))
+            drill_done=self._done(module_id, drill), trace=_trace(outcome) if finished else None)
 
     def _done(self, module_id: str, drill: Drill) -> bool:
         return self.session is not None and self.session.drill_done(module_id, drill.id)
@@ -226,6 +229,21 @@ class TutoringService:
         if self.session is None:
             return ()
         return tuple(ModuleRef(m, slot.title if (slot := self.session.slot(m)) else m) for m in module_ids)
+
+    async def trace(self, drill: Drill, code: str | None = None, until: int | None = None) -> TraceReport:
+        """Run the drill's code (or ``code``) traced and return its rows; nothing is graded or recorded.
+
+        The trace key of a front end (after the reveal, in experiment mode) and a first-divergence
+        drill's ``{trace_until: N}`` hint (``until``: only the rows before the failing one) use this.
+        """
+        outcome = await self.observe(drill, code) if drill.is_first_divergence else None
+        if outcome is None:
+            result = await self.sandbox.run(trace_request(drill, code))
+            outcome = DrillOutcome(result)
+        if not outcome.result.ok:
+            return TraceReport((), problem=outcome.result.message)
+        report = _trace(outcome) or TraceReport((), problem="the run was not traced")
+        return report.upto(until) if until is not None else report
 
     # ---------------------------------------------------------------- self-check and placement
 
@@ -301,6 +319,14 @@ class TutoringService:
                                   r.right_answer, r.why) for r in results)
         return PlacementReport(module_id, right, len(results), passed, covered if passed else (),
                                self._refs(sorted(set(unlocked))), rows)
+
+
+def _trace(outcome: DrillOutcome) -> TraceReport | None:
+    observation = outcome.result.observation
+    if observation is None or observation.trace is None:
+        return None
+    failures = outcome.contract_failures or ()
+    return trace_report(observation.trace, failures[0] if failures else None)
 
 
 def _placement_question(question: PlacementQuestion) -> str:

@@ -18,6 +18,7 @@ from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
 from tutor.app.widgets.code_view import CodeView
 from tutor.app.widgets.result_panel import ResultPanel
+from tutor.app.widgets.trace_panel import NOT_YET, TracePanel
 from tutor.judge import ReadAnswer, expected_form
 from tutor.progress.store import CONFIDENCE_LEVELS, AttemptKind
 from tutor.safe_text import inert
@@ -76,6 +77,8 @@ class DrillScreen(LessonScreen):
                         "again: back to your predictions"),
         Binding("ctrl+t", "reset_code", "Reset code", priority=True,
                 tooltip="the drill's own code back in the editor (your edits are kept per drill until then)"),
+        Binding("f4", "trace", "Trace", priority=True,
+                tooltip="after the first run: show / hide the trace, every tensor after every line"),
         Binding("ctrl+n", "next", "Next", priority=True, tooltip="next / previous (never automatic)"),
         Binding("ctrl+o", "previous", "Prev", priority=True, tooltip="next / previous (never automatic)"),
         Binding("escape", "map", "Map", priority=True, tooltip="back to the map"),
@@ -129,6 +132,7 @@ class DrillScreen(LessonScreen):
                     yield ConfidenceButton(level, word, id=f"confidence-{level}")
             yield Static("", id="status")
             yield ResultPanel(id="result")
+            yield TracePanel(id="trace")
             yield Markdown("", id="explanation")
             yield Static("", id="hints")
             yield Markdown("", id="solution")
@@ -241,6 +245,9 @@ class DrillScreen(LessonScreen):
         return "Your prediction and what PyTorch did" if report.kind == AttemptKind.PREDICTION else "Your edited code"
 
     def show(self, report: RunReport) -> None:
+        if report.trace is not None:  # a first-divergence drill's run: its trace, the first failure marked
+            code = report.said.get("code") if report.kind != AttemptKind.PREDICTION else None
+            self.query_one("#trace", TracePanel).show_trace(report.trace, code)
         if report.kind == AttemptKind.PREDICTION and report.recorded is not None:
             self.last_said = self._submitted
             self._reveal(explain=not self.drill.is_repair or report.drill_done)
@@ -251,6 +258,25 @@ class DrillScreen(LessonScreen):
         self.set_status(STATUS[report.outcome] if report.outcome != Outcome.NOT_FINISHED
                         else f"{report.not_recorded} {report.message}")
         self._finished()
+
+    def action_trace(self) -> None:
+        """After the reveal (and in experiment mode): show or hide the trace of the code as it is now."""
+        panel = self.query_one("#trace", TracePanel)
+        if not self.revealed:
+            self.notify(NOT_YET, timeout=4)
+            return
+        code = self.query_one("#editor", TextArea).text if self.editing else None
+        if panel.shown and panel.report is not None and panel.report.until is None and panel.source == code:
+            panel.hide()
+        else:
+            panel.fetch(self.app.tutoring, self.drill, code)
+
+    def action_hint(self) -> None:
+        before = self.hints_shown
+        super().action_hint()
+        until = self.drill.divergence.trace_until if self.drill.is_first_divergence else ()
+        if self.hints_shown > before and self.hints_shown <= len(until) and until[self.hints_shown - 1] is not None:
+            self.query_one("#trace", TracePanel).fetch(self.app.tutoring, self.drill, None, until[self.hints_shown - 1])
 
     def action_edit(self) -> None:
         if not self.revealed:

@@ -19,7 +19,7 @@ import random
 import sys
 import time
 
-from tutor.sandbox.inner import exchange, labkit
+from tutor.sandbox.inner import exchange, labkit, trace
 from tutor.sandbox.inner.describe import describe, describe_variables
 from tutor.sandbox.inner.tree import DONE_FD, GO_FD, RESULT_FD
 from tutor.sandbox.wire import (MAX_TEXT, AskResult, AskSpec, ErrorInfo, Observation, RunRequest, clip_message,
@@ -60,11 +60,12 @@ def _error_info(exc: BaseException, phase: str, filename: str) -> ErrorInfo:
     return ErrorInfo(phase, type(exc).__name__, clip_message(str(exc)), line)
 
 
-def _run(source: str, filename: str, namespace: dict, phase: str):
-    if not source.strip():
+def _run(source, filename: str, namespace: dict, phase: str):
+    """Run ``source`` (text, or a code object compiled from ``filename``: a traced snippet) in ``namespace``."""
+    if isinstance(source, str) and not source.strip():
         return None, None
     try:
-        exec(compile(source, filename, "exec"), namespace)
+        exec(compile(source, filename, "exec") if isinstance(source, str) else source, namespace)
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are snippet errors too
         return exc, _error_info(exc, phase, filename)
     return None, None
@@ -94,6 +95,7 @@ def run_request(request: RunRequest, torch) -> tuple[Observation, bytes | None]:
     # a course's helpers (and a lab's files, earlier stages): this process's own copy, served from text
     labkit.install_modules(dict(request.modules))
     started = time.perf_counter()
+    obs_trace = None
     raised, error = _run(request.setup, "<setup>", namespace, "setup")
     # what setup bound, by identity: the learner's half of a judged run tells the judge which names it kept
     setup_ids = {name: id(value) for name, value in namespace.items()} if request.export else {}
@@ -105,10 +107,14 @@ def run_request(request: RunRequest, torch) -> tuple[Observation, bytes | None]:
             raised, error = exc, ErrorInfo("judge", type(exc).__name__,
                                            f"the learner's results could not be read: {str(exc)[:300]}")
     elif error is None:
-        raised, error = _run(request.code, "<snippet>", namespace, "code")
+        if request.trace is not None:  # a row after every statement (``trace.py``)
+            raised, error, obs_trace = trace.run_traced(request.code, "<snippet>", namespace, request.trace, torch,
+                                                        _run)
+        else:
+            raised, error = _run(request.code, "<snippet>", namespace, "code")
         if error is None and request.probe.strip():
             raised, error = _run(request.probe, "<probe>", namespace, "probe")
-    obs = Observation()
+    obs = Observation(trace=obs_trace)
     if request.tests and not request.imports and error is None:  # a lab's learner half: each test's probe
         obs.probe_errors = labkit.run_probes(request.tests, namespace, _run)
 

@@ -33,6 +33,7 @@ from enum import StrEnum
 from typing import Any, Callable
 
 from tutor.sandbox.wire.checks import as_bool, as_dict, as_line, as_list, as_number, as_text, one_of, same
+from tutor.sandbox.wire.trace import Trace, TraceSpec, read_spec, read_trace
 from tutor.sandbox.wire.values import (FLOAT_WORDS, MAX_DEPTH, TooLarge, Unreadable,  # noqa: F401 - part of the wire
                                        plain_value, read_value, tensor_values)
 
@@ -188,6 +189,7 @@ class RunRequest:
     sources: tuple[tuple[str, str], ...] = ()  # the judge's half: the learner's files, as text (data)
     probe_errors: dict[str, ErrorInfo] | None = None  # the judge's half: what each test's probe raised
     learner_error: ErrorInfo | None = None  # the judge's half: the learner's code raised this
+    trace: TraceSpec | None = None  # run the code traced (``inner/trace.py``): rows come back in the observation
 
     def to_json(self) -> bytes:
         if self.judged:
@@ -223,7 +225,7 @@ class RunRequest:
                    rules=None if data.get("rules") is None else as_dict(data["rules"]),
                    probe_errors=None if data.get("probe_errors") is None else
                    {as_text(k, 200): _error(v, same) for k, v in as_dict(data["probe_errors"]).items()},
-                   learner_error=_error(data.get("learner_error"), same))
+                   learner_error=_error(data.get("learner_error"), same), trace=read_spec(data.get("trace")))
 
 
 def _pairs(v: Any) -> tuple[tuple[str, str], ...]:
@@ -273,6 +275,7 @@ class Observation:
     tests: list[TestResult] = field(default_factory=list)  # a lab's named tests, in order
     probe_errors: dict[str, ErrorInfo] = field(default_factory=dict)  # the learner's half: per test
     fingerprint: str = ""  # the learner's main file, normalised (see ``inner/labkit.fingerprint``)
+    trace: Trace | None = None  # a traced run's rows (``wire/trace.py``)
 
     @property
     def check_text(self) -> str:
@@ -366,8 +369,9 @@ def read_observation(raw: bytes, clean: Callable[[str], str] = same) -> Observat
             probe_errors={clean(as_text(k, 200)): _error(v, clean)
                           for k, v in as_dict(data.get("probe_errors", {})).items()},
             fingerprint=clean(as_text(data.get("fingerprint", ""), 64)),
+            trace=read_trace(data.get("trace"), clean),
         )
-    except (TypeError, KeyError, AttributeError) as exc:
+    except (TypeError, KeyError, AttributeError, IndexError) as exc:
         raise BadResult(f"result is malformed: {exc}") from None
 
 

@@ -1,0 +1,162 @@
+"""The trace's rewriter and recorder (``tutor/sandbox/inner/trace.py``), run in this process by the runner's body.
+
+The runner's ``run_request`` is what a confined child runs; here it runs unconfined, so these
+tests see exactly the rows the sandbox would send (their JSON read back through the wire's
+reader), without a zygote. Through the real sandbox: ``tests/sandbox/test_sandbox_trace.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tutor.sandbox.inner.runner import run_request  # noqa: E402
+from tutor.sandbox.inner.trace import RECORDER, instrument, recorder_name  # noqa: E402
+from tutor.sandbox.wire import MAX_OBSERVATION, RunRequest, TraceSpec, read_observation  # noqa: E402
+from tutor.sandbox.wire.trace import MAX_TRACE_ROWS  # noqa: E402
+
+
+def traced(code: str, setup: str = "import torch", **spec):
+    obs, _ = run_request(RunRequest(code=code, setup=setup, trace=TraceSpec(**spec)), torch)
+    raw = obs.to_json()
+    assert len(raw) <= MAX_OBSERVATION
+    return read_observation(raw)
+
+
+def rows_of(obs) -> list[tuple[int, str, tuple[str, ...]]]:
+    return [(r.line, r.scope, tuple(s.name for s in r.names)) for r in obs.trace.rows]
+
+
+def state(obs, line: int, name: str):
+    return next(s for r in obs.trace.rows if r.line == line for s in r.names if s.name == name)
+
+
+def test_a_row_per_statement_that_binds_or_changes_a_tensor():
+    obs = traced("x = torch.ones(2, 3)\nn = 3\ny = x.t()\nx.add_(1)\nz = x\n")
+    assert obs.error is None
+    assert rows_of(obs) == [(1, "", ("x",)), (3, "", ("y",)), (4, "", ("x", "y")), (5, "", ("z",))]
+    y = state(obs, 3, "y")
+    assert (y.shape, y.stride, y.offset, y.shares, y.version) == ((3, 2), (1, 3), 0, ("x",), 0)
+    assert state(obs, 4, "x").version == 1 and state(obs, 4, "x").min == 2.0
+    assert state(obs, 5, "z").shares == ("x", "y")
+
+
+def test_what_setup_bound_appears_only_when_the_code_changes_it():
+    obs = traced("a = w * 2\nw.mul_(3)\n", setup="import torch\nw = torch.ones(2)\nv = torch.zeros(2)")
+    assert rows_of(obs) == [(1, "", ("a",)), (2, "", ("w",))]
+
+
+def test_line_numbers_are_kept_and_a_statement_that_raises_ends_the_rows_with_its_exception():
+    code = "x = torch.ones(2, 3)\ny = x.sum(0)\nz = x @ x\nw = x + 1\n"
+    obs = traced(code)
+    assert obs.error is not None and obs.error.type == "RuntimeError" and obs.error.line == 3
+    assert rows_of(obs) == [(1, "", ("x",)), (2, "", ("y",))]
+
+
+def test_control_flow_runs_unchanged_and_only_the_named_function_is_traced_inside():
+    code = (
+        "def step(a):\n"                # 1
+        "    b = a * 2\n"               # 2
+        "    if b.sum() > 0:\n"         # 3
+        "        return b\n"            # 4
+        "    return -b\n"               # 5
+        "def other(a):\n"               # 6
+        "    hidden = a + 1\n"          # 7
+        "    return hidden\n"           # 8
+        "x = torch.ones(2)\n"           # 9
+        "for i in range(2):\n"          # 10
+        "    x = step(x)\n"             # 11
+        "with torch.no_grad():\n"       # 12
+        "    y = other(x)\n"            # 13
+        "del y\n"                       # 14
+        "total = 0\n"                   # 15
+        "while total < 3:\n"            # 16
+        "    total += 1\n"              # 17
+    )
+    obs = traced(code, function="step")
+    assert obs.error is None
+    assert obs.variables["total"]["value"] == 3 and obs.variables["x"]["values"] == [4.0, 4.0]
+    # the record after line 3 never runs (its branch returns); `other` is not traced inside; a loop,
+    # a `with` and a `del` are each one top-level statement
+    assert rows_of(obs) == [(9, "", ("x",)), (2, "step", ("a", "b")), (2, "step", ("a", "b")), (10, "", ("x",)),
+                            (12, "", ("y",)), (14, "", ())]
+    assert obs.trace.rows[-1].gone == ("y",)
+
+
+def test_the_record_call_never_collides_with_the_learners_names():
+    code = f"{RECORDER} = torch.ones(1)\n{RECORDER}1 = {RECORDER} * 2\nout = {RECORDER}1 + 1\n"
+    name = recorder_name(code)
+    assert name not in code
+    obs = traced(code)
+    assert obs.error is None
+    assert [n for _, _, names in rows_of(obs) for n in names] == [RECORDER, f"{RECORDER}1", "out"]
+    assert name not in obs.variables and obs.variables["out"]["values"] == [3.0]
+
+
+def test_future_imports_and_docstrings_still_compile():
+    source = '"""doc"""\nfrom __future__ import annotations\ndef f(x: int) -> int:\n    """d"""\n    return x\n'
+    instrument(source, "<snippet>", "f", "__rec")  # no SyntaxError: nothing is inserted before them
+
+
+def test_the_recorder_leaves_the_random_number_generator_and_autograd_alone():
+    code = "x = torch.randn(3, requires_grad=True)\ny = (x * 2).sum()\nafter = torch.rand(4)\n"
+    plain, _ = run_request(RunRequest(code=code, setup="import torch"), torch)
+    obs = traced(code)
+    assert obs.variables["after"]["values"] == plain.variables["after"]["values"]
+    y = state(obs, 2, "y")
+    assert y.requires_grad and y.grad_fn == "SumBackward0" and not y.is_leaf and y.version == 0
+
+
+@pytest.mark.parametrize("make, expect", [
+    ("torch.tensor([3, -7, 12])", {"min": -7.0, "max": 12.0, "nan": 0}),
+    ("torch.tensor([True, False, True])", {"min": 0.0, "max": 1.0}),
+    ("torch.tensor([1.0, float('nan'), float('inf'), -2.0])", {"min": -2.0, "max": math.inf, "nan": 1, "inf": 1}),
+    ("torch.tensor([1+2j, 3j])", {"min": None, "nan": 0}),
+    ("torch.empty(2, 3, device='meta')", {"min": None, "nan": None, "stride": (3, 1)}),
+    ("torch.sparse_coo_tensor([[0, 2]], [5.0, -1.0], (4,))", {"min": -1.0, "max": 5.0, "stride": None}),
+    ("torch.zeros(0, 3)", {"min": None, "shape": (0, 3)}),
+    ("torch.ones(3, dtype=torch.bfloat16) / 2", {"mean": 0.5}),
+])
+def test_statistics_are_safe_for_every_kind_of_tensor(make, expect):
+    obs = traced(f"t = {make}\n")
+    assert obs.error is None
+    s = state(obs, 1, "t")
+    for field, value in expect.items():
+        assert getattr(s, field) == value, (field, getattr(s, field))
+
+
+def test_holds_expressions_are_evaluated_after_each_row_where_their_name_is_bound():
+    code = "w = torch.ones(2, requires_grad=True)\nloss = (w * 2).sum()\nloss.backward()\n"
+    obs = traced(code, holds=(("w", "w.grad is not None"), ("loss", "loss.item() < 0")))
+    holds = [(r.line, r.holds) for r in obs.trace.rows if r.holds]
+    assert holds == [(1, (("w", "false"),)), (2, (("loss", "false"),)), (3, (("w", "true"),))]
+
+
+def test_a_failing_holds_expression_is_an_observation_not_a_crash():
+    obs = traced("x = torch.ones(3)\n", holds=(("x", "bool(x)"),))
+    assert obs.error is None
+    (row,) = obs.trace.rows
+    assert row.holds[0][0] == "x" and row.holds[0][1].startswith("error: RuntimeError")
+
+
+def test_watched_names_are_recorded_when_bound_to_a_number():
+    obs = traced("loss = torch.tensor(2.5)\nvalue = loss.item()\n", watch=("value",))
+    s = state(obs, 2, "value")
+    assert (s.kind, s.type, s.value) == ("value", "float", 2.5)
+
+
+def test_the_rows_are_capped_and_say_how_many_were_cut():
+    code = "def step(i):\n    t = torch.ones(2) * i\n    return t\nfor i in range(1000):\n    step(i)\n"
+    obs = traced(code, function="step")
+    assert obs.error is None
+    assert len(obs.trace.rows) == MAX_TRACE_ROWS and obs.trace.cut > 0
+
+
+def test_many_names_in_one_row_are_capped():
+    names = ", ".join(f"a{i}" for i in range(30))
+    obs = traced(f"{names} = torch.ones(30, 1).unbind()\n")
+    (row,) = obs.trace.rows
+    assert len(row.names) == 24 and row.more == 6
