@@ -137,6 +137,6 @@ def test_the_trace_table_flags_what_changed_since_the_same_names_previous_row():
     assert changed == [[], [], ["version", "max"]]
     assert [e.failing for e in table.entries] == ["", "", "line 3: x max 9.0, contract range [0, 1]"]
     text = "\n".join(trace_lines(TraceReport(tuple(rows.rows), first=first)))
-    assert "version 1*" in text and "max 9*" in text and "^ first failure: line 3: x max 9.0" in text
+    assert "version 1*" in text and "max 9.0*" in text and "^ first failure: line 3: x max 9.0" in text
     hidden = TraceReport(tuple(rows.rows), first=first).upto(3)
     assert [r.line for r in hidden.rows] == [1, 2]  # a hint never shows the failing row

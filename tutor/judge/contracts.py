@@ -45,14 +45,15 @@ class Failure:
         return f"line {self.line}{where}: {self.detail}"
 
 
-def _number(v: float | None) -> str:
+def number_text(v: float | None, digits: int = 6) -> str:
+    """A statistic as feedback and the trace show it: ``255.0``, ``0.4712``, ``nan``, ``-inf`` (``—``: none)."""
     if v is None:
-        return "?"
+        return "—"
     if math.isnan(v):
         return "nan"
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
-    return f"{v:.6g}" if v != int(v) or abs(v) >= 1e15 else f"{v:.1f}"
+    return f"{v:.1f}" if v == int(v) and abs(v) < 1e15 else f"{v:.{digits}g}"
 
 
 def _shape(state: TensorState) -> str:
@@ -87,9 +88,9 @@ def _check_range(c: Contract, s: TensorState) -> str | None:
     if s.min is None or s.max is None:
         return f"{s.name} has no order (complex)" if s.dtype.startswith("torch.complex") else None
     if s.min < lo:
-        return f"{s.name} min {_number(s.min)}"
+        return f"{s.name} min {number_text(s.min)}"
     if s.max > hi:
-        return f"{s.name} max {_number(s.max)}"
+        return f"{s.name} max {number_text(s.max)}"
     return None
 
 

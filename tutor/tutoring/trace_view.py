@@ -10,10 +10,9 @@ cleaned it) and is passed through ``inert`` again here on its way out.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from tutor.judge.contracts import Failure
+from tutor.judge.contracts import Failure, number_text
 from tutor.safe_text import inert
 from tutor.sandbox.wire.trace import TensorState, Trace, TraceRow
 
@@ -67,13 +66,7 @@ class TraceTable:
 
 
 def _number(v: float | None) -> str:
-    if v is None:
-        return "—"
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.4g}"
+    return number_text(v, 4)
 
 
 def _cells(s: TensorState) -> list[Cell]:
