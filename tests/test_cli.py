@@ -45,6 +45,22 @@ def test_run_prints_what_it_observed(tmp_path, capsys):
 
 
 @pytest.mark.slow
+def test_run_trace_prints_every_tensor_after_every_line(tmp_path, capsys):
+    snippet = tmp_path / "s.py"
+    snippet.write_text("import torch\nx = torch.ones(2, 3)\ny = x.t()\ny.mul_(2)\n"
+                       "def f(a):\n    b = a.sum()\n    return b\nz = f(y)\nw = 1 / 0\n")
+    assert main(["run", "--trace", "--function", "f", str(snippet)]) == 1
+    out = capsys.readouterr().out
+    trace = out[out.index("Trace ("):]
+    assert "  line 3        y: shape [3, 2]  dtype float32  stride (1, 3)  offset 0  shares x  version 0" in trace
+    assert "  line 4        x: shape [2, 3]  dtype float32  stride (3, 1)  offset 0  shares y*  version 1*" in trace
+    assert "  line 6 in f   a: shape [3, 2]" in trace and "  line 8        z: shape []" in trace
+    assert "ZeroDivisionError: division by zero (line 9 of the code)" in out
+    assert main(["run", "--function", "f", str(snippet)]) == 2
+    assert "--function goes with --trace" in capsys.readouterr().out
+
+
+@pytest.mark.slow
 def test_run_reports_errors_fence_rules_and_crashes(tmp_path, capsys):
     snippet = tmp_path / "s.py"
     snippet.write_text("import torch\ntorch.set_grad_enabled(False)\n")

@@ -52,6 +52,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run a snippet file in the sandbox and print what it observed")
     p.add_argument("snippet", type=Path)
     p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="limit (default: 10)")
+    p.add_argument("--trace", action="store_true", help="also print every tensor after every top-level line")
+    p.add_argument("--function", metavar="NAME", default="", help="with --trace: trace inside this function too")
 
     sub.add_parser("progress", help="print the profile's progress as a table")
 
@@ -190,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             from tutor.snippet_report import run_snippet_file
 
-            return run_snippet_file(args.snippet, args.timeout, sys.stdout)
+            return run_snippet_file(args.snippet, args.timeout, sys.stdout, trace=args.trace, function=args.function)
         if args.command == "doctor":
             from tutor.sandbox.doctor import print_report
 

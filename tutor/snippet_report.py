@@ -17,7 +17,9 @@ from tutor.tutoring.reports import SnippetReport
 from tutor.tutoring.service import SandboxPort, TutoringService
 
 
-def run_snippet_file(path: Path, timeout: float, out: TextIO, sandbox: SandboxPort | None = None) -> int:
+def run_snippet_file(path: Path, timeout: float, out: TextIO, sandbox: SandboxPort | None = None, trace: bool = False,
+                     function: str = "") -> int:
+    """Run ``path`` and print what it observed; ``trace``: its rows too (``function``: inside that function)."""
     try:
         code = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -26,12 +28,20 @@ def run_snippet_file(path: Path, timeout: float, out: TextIO, sandbox: SandboxPo
     if not 0 < timeout <= 600:
         print("pytorch-tutor run: --timeout must be between 0 and 600 seconds", file=out)
         return 2
-    report = run_snippet(code, timeout, str(path), sandbox)
+    if function and not trace:
+        print("pytorch-tutor run: --function goes with --trace", file=out)
+        return 2
+    report = run_snippet(code, timeout, str(path), sandbox, function if trace else None)
     for text in plain_lines(snippet_blocks(report)):
         print(text, file=out)
     return 0 if report.clean else 1
 
 
-def run_snippet(code: str, timeout: float, source: str, sandbox: SandboxPort | None = None) -> SnippetReport:
-    """One snippet through the service, recording off (by default in the process's shared sandbox)."""
-    return asyncio.run(TutoringService(None, sandbox or default_sandbox()).run_snippet(code, timeout, source))
+def run_snippet(code: str, timeout: float, source: str, sandbox: SandboxPort | None = None,
+                trace_function: str | None = None) -> SnippetReport:
+    """One snippet through the service, recording off (by default in the process's shared sandbox).
+
+    ``trace_function``: run it traced (``""``: the top-level statements only).
+    """
+    service = TutoringService(None, sandbox or default_sandbox())
+    return asyncio.run(service.run_snippet(code, timeout, source, trace_function))

@@ -17,6 +17,7 @@ from tutor.progress.store import AttemptKind
 from tutor.safe_text import clip, inert
 from tutor.tutoring.reports import RunReport, SnippetReport
 from tutor.tutoring.states import CheckStatus, Outcome
+from tutor.tutoring.trace_view import trace_lines
 
 OUTPUT_SHOWN = 4000
 
@@ -207,6 +208,8 @@ def snippet_blocks(report: SnippetReport) -> list[Block]:
     if report.variables:
         blocks.append(line(("-- variables", Tone.STRONG)))
         blocks.extend(line((f"{name} = ", Tone.STRONG), value) for name, value in report.variables)
+    if report.trace is not None:
+        blocks.extend(line(("-- " if i == 0 else "") + text) for i, text in enumerate(trace_lines(report.trace)))
     if report.error:
         blocks.append(line(("-- error: ", Tone.BAD), inert(report.error)))
     blocks.extend(line((f"-- fence rule broken: {inert(rule)}", Tone.BAD)) for rule in report.fence)

@@ -107,6 +107,7 @@ class SnippetReport:
     error: str = ""  # what the code raised, described
     error_type: str = ""
     fence: tuple[str, ...] = ()
+    trace: TraceReport | None = None  # `run --trace`: every tensor after every line
 
     @property
     def finished(self) -> bool:

@@ -17,7 +17,7 @@ from tutor.judge import AnswerError, ReadAnswer, labs, option_label, parse_answe
 from tutor.progress.review import SELF_RATINGS, rating_for
 from tutor.progress.store import Attempt, AttemptKind
 from tutor.sandbox.client import RunResult
-from tutor.sandbox.wire import RunRequest
+from tutor.sandbox.wire import RunRequest, TraceSpec
 from tutor.placement import PlacementQuestion, PlacementResult, judge_choice, judge_prediction
 from tutor.placement import passed as placement_passed
 from tutor.session import Session
@@ -75,9 +75,14 @@ class TutoringService:
         result = await self.sandbox.run(request_for(drill, code, files))
         return grade_read(drill, said or read_answers(drill, {}), result)
 
-    async def run_snippet(self, code: str, timeout: float, source: str = "") -> SnippetReport:
-        """Run any snippet once (``pytorch-tutor run``): what it printed, bound, raised and broke."""
-        result = await self.sandbox.run(RunRequest(code=code, timeout=timeout))
+    async def run_snippet(self, code: str, timeout: float, source: str = "",
+                          trace_function: str | None = None) -> SnippetReport:
+        """Run any snippet once (``pytorch-tutor run``): what it printed, bound, raised and broke.
+
+        ``trace_function`` not None: traced too (``run --trace``), inside that function when it names one.
+        """
+        trace = TraceSpec(function=trace_function) if trace_function is not None else None
+        result = await self.sandbox.run(RunRequest(code=code, timeout=timeout, trace=trace))
         obs = result.observation
         base = dict(source=source, status=RunStatus.read(result.status), seconds=result.seconds,
                     output=result.output, output_truncated=result.output_truncated)
@@ -86,7 +91,7 @@ class TutoringService:
         return SnippetReport(
             variables=tuple((inert(name), describe_briefly(value)) for name, value in obs.variables.items()),
             error=describe_error(obs.error) if obs.error else "", error_type=inert(obs.error.type) if obs.error else "",
-            fence=tuple(obs.fence), **base)
+            fence=tuple(obs.fence), trace=trace_report(obs.trace), **base)
 
     # ---------------------------------------------------------------- drills
 
