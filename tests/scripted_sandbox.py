@@ -33,7 +33,8 @@ RECORD_ENV = "PYTORCH_TUTOR_RECORD_SANDBOX"
 IGNORED = ("seconds", "tier", "note")  # how long a run took and where: not part of what it observed
 
 
-# Request fields added after entries were recorded: left out of the key while unset, so those entries still match.
+# Fields added after entries were recorded, left out while unset so those entries still match: of a request's
+# key, and of an observation.
 LATER_FIELDS = ("trace",)
 
 
@@ -56,7 +57,10 @@ def result_data(result: RunResult) -> dict:
         data.pop(key, None)
     if data.get("observation"):
         data["observation"].pop("seconds", None)
-    return data
+        for name in LATER_FIELDS:
+            if data["observation"].get(name) is None:
+                data["observation"].pop(name, None)
+    return json.loads(json.dumps(data))  # as the script holds it: tuples are lists
 
 
 def result_from(data: dict) -> RunResult:
