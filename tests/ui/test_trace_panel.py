@@ -8,7 +8,7 @@ import pytest
 from textual.widgets import TextArea
 
 from tests.ui.conftest import SIZE, settle, text_of, type_into
-from tutor.app.screens.drill import DrillScreen
+from tutor.app.screens.drill import AnswerInput, DrillScreen
 from tutor.app.widgets.trace_panel import TracePanel
 
 COURSE = Path(__file__).resolve().parents[1] / "fixtures" / "divergence_course"
@@ -39,7 +39,7 @@ async def test_name_the_line_read_the_trace_then_repair(make_app, either_sandbox
         await type_into(pilot, "#ask-0", "somewhere")
         await pilot.press("enter")
         await settle(app, pilot)
-        assert "is not a line number" in text_of(app.screen.query_one("#problem-0"))
+        assert "is not a line number" in text_of(app.screen.query_one("#ask-0", AnswerInput).problem)
         assert app.session.store.attempts() == []
 
         await type_into(pilot, "#ask-0", "line 4")
