@@ -49,11 +49,12 @@ def test_each_named_test_reports_on_its_own_with_the_authors_message(sandbox, co
     assert names == [("source-rules", True), ("examples", False), ("random", False)]
     assert outcome.tests[1].message == "cumsum([1, 2, 3]) = [6, 5, 3], expected [1, 3, 6]"
     assert outcome.tests[1].source == ""  # the grader's line stays hidden: the author did not ask to show it
-    # suffix sums equal prefix sums on one element: the first failing random case is the smallest that differs
+    # suffix sums equal prefix sums on one element: the property test's counterexample is shrunk to the
+    # simplest input that differs (length 2, values nearest 0), with the seed that reproduces it
     random = outcome.tests[2].message
-    assert "(random cases, seed 7)" in random and random.startswith("case ")
-    shown = random.split("cumsum(")[1].split(")")[0]
-    assert shown.count(",") == 1, random  # a length-2 input
+    assert random.startswith("cumsum([0, 1]) = [1, 1], expected [0, 1] — trial "), random
+    assert "seed 7" in random
+    assert run(sandbox, cumsum, suffix).tests[2].message == random  # the same seed: the same counterexample
     assert labs.summary(outcome.tests) == "1/3 tests pass"
     assert outcome.misconception.startswith("in `a @ M`, out[j] sums")
     # the hints of the first failing test come before the lab's own (here the test has none of its own)

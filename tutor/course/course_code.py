@@ -39,7 +39,8 @@ def reserved_names() -> frozenset[str]:
 
     here = os.getcwd()  # `python -m tutor` puts the working directory first: an author's files are not installed
     paths = [p for p in sys.path if p and os.path.isdir(p) and os.path.abspath(p) != here]
-    return frozenset({m.name for m in pkgutil.iter_modules(paths)} | {"tutor", "capstone", DATA_MODULE})
+    served = {"proptest"}  # every drill imports it from the sandbox itself (tutor/sandbox/inner/proptest.py)
+    return frozenset({m.name for m in pkgutil.iter_modules(paths)} | {"tutor", "capstone", DATA_MODULE} | served)
 
 
 def load_helpers(root: Path, shown_root: str) -> tuple[tuple[tuple[str, str], ...], list[LessonError]]:

@@ -25,6 +25,10 @@ from tutor.sandbox.inner.tree import DONE_FD, GO_FD, RESULT_FD
 from tutor.sandbox.wire import (MAX_TEXT, AskResult, AskSpec, ErrorInfo, Observation, RunRequest, clip_message,
                                 granted)
 
+# Modules every drill may import, served from text like a course's helpers (a fresh copy per process):
+# ``proptest``, property tests for graders (read here, in the zygote, before any confinement).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "proptest.py"), encoding="utf-8") as _source:
+    SERVED = {"proptest": _source.read()}
 NETWORK_REFUSED = "network sockets are refused in the sandbox (course fence rule)"
 
 
@@ -93,7 +97,7 @@ def run_request(request: RunRequest, torch) -> tuple[Observation, bytes | None]:
 
     namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
     # a course's helpers (and a lab's files, earlier stages): this process's own copy, served from text
-    labkit.install_modules(dict(request.modules))
+    labkit.install_modules({**SERVED, **dict(request.modules)})
     started = time.perf_counter()
     obs_trace = None
     raised, error = _run(request.setup, "<setup>", namespace, "setup")

@@ -1,0 +1,107 @@
+"""proptest, the graders' property tests: seeded trials smallest first, shrinking, reproducible, judged by the judge.
+
+Run here in the test process (it is the inner sandbox's module: standard library and torch);
+tests/labs/test_lab_runs.py runs it through the real sandbox's two halves.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tutor.sandbox.inner import proptest
+from tutor.sandbox.inner.proptest import Draw, explore, verify
+
+
+
+def cases(draw):
+    return (draw.tensor((draw.size(1, 7),), -9, 9),)
+
+
+def spec(a):
+    return a.clamp(max=3)
+
+
+def buggy(a):  # wrong as soon as an entry is above 4: the simplest counterexample is the tensor [5]
+    return a.clamp(max=3) + (a > 4).long()
+
+
+def failure(fn, seed=7, trials=60) -> str:
+    got = explore(fn, cases, spec, trials=trials, seed=seed)
+    with pytest.raises(AssertionError) as caught:
+        verify("clamp3", got, cases, spec, trials=trials, seed=seed)
+    return str(caught.value)
+
+
+def test_an_integer_draw_covers_its_range_simplest_first():
+    for lo, hi in [(0, 5), (-3, 7), (-9, 9), (2, 6), (-6, -2)]:
+        values = [Draw(choices=[k]).integer(lo, hi) for k in range(hi - lo + 1)]
+        assert sorted(values) == list(range(lo, hi + 1))
+        assert abs(values[0]) == min(abs(v) for v in values)
+    assert [Draw(choices=[k]).integer(-9, 9) for k in range(5)] == [0, 1, -1, 2, -2]
+
+
+def test_trials_start_small_and_reach_the_whole_range():
+    sizes = [proptest._trial(cases, 7, i, 100)[0][0].shape[0] for i in range(100)]
+    assert sizes[0] == 1 and max(sizes[:10]) <= 2 and max(sizes) == 7
+    assert max(int(a.abs().max()) for a in (proptest._trial(cases, 7, i, 100)[0][0] for i in range(5))) <= 1
+
+
+def test_a_right_function_passes():
+    got = explore(spec, cases, spec, trials=60, seed=7)
+    assert got["shrunk"] is None and len(got["trials"]) == 60
+    verify("clamp3", got, cases, spec, trials=60, seed=7)
+
+
+def test_a_failure_is_shrunk_to_the_simplest_counterexample_and_names_the_seed():
+    message = failure(buggy)
+    assert message.startswith("clamp3([5]) = [4], expected [3] — trial "), message
+    assert "seed 7" in message and "shrunk in" in message
+
+
+def test_the_same_seed_gives_the_same_counterexample_and_another_seed_the_same_simplest_one():
+    assert failure(buggy) == failure(buggy)
+    assert failure(buggy, seed=8).startswith("clamp3([5]) = [4]")
+
+
+def test_a_raising_function_fails_with_what_it_raised():
+    def raises(a):
+        if a.shape[0] > 2:
+            raise IndexError("too long")
+        return spec(a)
+
+    assert failure(raises).startswith("clamp3([0, 0, 0]) raised IndexError: too long, expected [0, 0, 0]")
+
+
+def test_the_verdict_is_the_judges_whatever_the_learners_process_reports():
+    got = explore(buggy, cases, spec, trials=60, seed=7)
+    # a forged "shrunk" case that in truth passes: the judge falls back to the first failing trial
+    forged = {**got, "shrunk": {"trial": 0, "choices": [0, 0], "output": torch.tensor([0]), "steps": 3}}
+    with pytest.raises(AssertionError, match="trial"):
+        verify("clamp3", forged, cases, spec, trials=60, seed=7)
+    # garbage choices cannot break the judge either
+    garbage = {**got, "shrunk": {"choices": ["x"], "output": None}}
+    with pytest.raises(AssertionError, match=r"clamp3\(\["):
+        verify("clamp3", garbage, cases, spec, trials=60, seed=7)
+    # outputs for other cases than the seed's, or too few of them, never pass
+    honest = explore(spec, cases, spec, trials=60, seed=8)
+    with pytest.raises(AssertionError):
+        verify("clamp3", honest, cases, spec, trials=60, seed=7)
+    with pytest.raises(AssertionError, match="did not run the 60 trials"):
+        verify("clamp3", {"trials": got["trials"][:10]}, cases, spec, trials=60, seed=7)
+    # and a right function passes even beside a forged failure report
+    right = {**explore(spec, cases, spec, trials=60, seed=7), "shrunk": forged["shrunk"]}
+    verify("clamp3", right, cases, spec, trials=60, seed=7)
+
+
+def test_floats_compare_within_a_tolerance():
+    def float_cases(draw):
+        return (draw.floating(-1.0, 1.0),)
+
+    def half(x):
+        return x / 2
+
+    got = explore(lambda x: x * 0.5 + 1e-9, float_cases, half, trials=20, seed=1, tolerance=1e-6)
+    verify("half", got, float_cases, half, trials=20, seed=1, tolerance=1e-6)
+    with pytest.raises(AssertionError):
+        verify("half", got, float_cases, half, trials=20, seed=1)
