@@ -26,7 +26,7 @@ from tutor.tutoring.reports import ModuleRef, RunReport
 from tutor.tutoring.service import SandboxPort, TutoringService
 from tutor.tutoring.states import Outcome
 from tutor.tutoring.trace_view import trace_lines
-from tutor.workspace import ensure_starter, lab_files, read_exercise, reset_exercise
+from tutor.workspace import Workspace, ensure_starter, lab_files, read_exercise, reset_exercise
 
 HELP = ("At any prompt: ':hint' shows the next hint, ':skip' moves on, ':map' returns to the module list, "
         "':quit' leaves (progress is always saved); in a lab, ':reset' restores the starter file; after a drill's "
@@ -51,6 +51,7 @@ class PlainTutor:
         self.session = session
         self.service = TutoringService(session, sandbox)
         self.profile = profile
+        self.workspace = Workspace(profile, session.course.identity)  # this course's lab files
         self.stdin = stdin
         self.out = out
         self.loop = asyncio.new_event_loop()
@@ -291,20 +292,20 @@ class PlainTutor:
                 self.say("The check does not pass yet.")
 
     def exercise(self, module: Module, drill: Drill) -> None:
-        path = ensure_starter(self.profile, module.id, drill)
+        path = ensure_starter(self.workspace, module.id, drill)
         self.say(f"Your file: {path}")
         clock = time.monotonic()
         while True:
             command = self.ask("Edit the file in your editor and save, then press Enter to run the checks "
                                "(:reset restores the starter) > ").strip().lower()
             if command == ":reset":
-                kept = reset_exercise(self.profile, module.id, drill)
+                kept = reset_exercise(self.workspace, module.id, drill)
                 self.say("The starter is back." + (f" Your version is kept at {kept}." if kept else ""))
                 self._hints, self._hints_shown = list(drill.hints), 0
                 continue
             try:
                 code = read_exercise(path)
-                files, notes = lab_files(self.profile, module.id, drill)
+                files, notes = lab_files(self.workspace, module.id, drill)
             except ValueError as exc:
                 self.say(str(exc))
                 continue

@@ -85,9 +85,9 @@ def print_due(course, due, out: TextIO) -> None:
 
 
 def transfer(store, args: argparse.Namespace, out: TextIO) -> int:
-    from tutor.locations import workspace_dir
+    from tutor.workspace import profile_workspace
 
-    workspace = workspace_dir(args.profile)
+    workspace = profile_workspace(args.profile)  # every course's lab files (workspace/<profile>/courses/<course>/)
     if args.action == "export":
         try:
             report = export_profile(store, args.file, workspace)

@@ -1,40 +1,103 @@
-"""Exercise files in the learner's workspace: written once, edited anywhere, reset on request."""
+"""Exercise files in the learner's workspace: written once, edited anywhere, reset on request.
+
+A profile's workspace keeps each course's lab files apart, keyed by the course's identity
+(the one its progress is kept under, profile schema 4)::
+
+    workspace/<profile>/courses/<course>/07_micrograd.py
+
+so two courses with a lab of the same module and id never share a file. A workspace from
+before that (lab files directly under ``workspace/<profile>/``) is moved, the first time
+it is used, under the built-in course, whose progress the schema-4 migration took over too;
+nothing is overwritten (a clash keeps both).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from tutor.course.schema import Drill, file_stem, is_safe_id
 from tutor.locations import inside, workspace_dir
+from tutor.progress.workspace_files import COURSES
+from tutor.progress.store import BUILTIN_COURSE_ID as LEGACY_COURSE  # whose progress the schema-4 migration kept
 
 MAX_EXERCISE_BYTES = 256 * 1024
 
 
-def exercise_path(profile: str, module_id: str, drill: Drill) -> Path:
+@dataclass(frozen=True)
+class Workspace:
+    """One learner's lab files for one course: ``Workspace(profile name, course identity)``."""
+
+    profile: str
+    course: str
+
+    @property
+    def directory(self) -> Path:
+        root = profile_workspace(self.profile)
+        courses = root / COURSES
+        courses.mkdir(exist_ok=True)
+        path = inside(courses, course_key(self.course))
+        path.mkdir(exist_ok=True)
+        return path
+
+
+def course_key(identity: str) -> str:
+    """A course's directory name: its id when that is a safe name, else a hash of its identity."""
+    if is_safe_id(identity) and identity != COURSES:
+        return identity
+    return "dir-" + hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def profile_workspace(profile: str) -> Path:
+    """The profile's workspace root, its pre-per-course files moved under the built-in course first."""
+    root = workspace_dir(profile)
+    legacy = [entry for entry in root.iterdir() if entry.name != COURSES]
+    if legacy:
+        _move_under_builtin(root, legacy)
+    return root
+
+
+def _move_under_builtin(root: Path, entries: list[Path]) -> None:
+    target = root / COURSES / course_key(LEGACY_COURSE)
+    target.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for entry in entries:
+        destination = target / entry.name
+        if destination.exists() or destination.is_symlink():  # never overwrite: keep both
+            destination = target / f"{Path(entry.name).stem}.before-per-course-{stamp}{Path(entry.name).suffix}"
+        try:
+            os.rename(entry, destination)
+        except FileNotFoundError:  # another tutor process moved it first
+            continue
+
+
+def exercise_path(space: Workspace, module_id: str, drill: Drill) -> Path:
     """The lab's file in the workspace; ``ValueError`` for ids that could name another place."""
-    return _lab_path(profile, module_id, drill.id)
+    return _lab_path(space, module_id, drill.id)
 
 
-def _lab_path(profile: str, module_id: str, drill_id: str, suffix: str = ".py") -> Path:
+def _lab_path(space: Workspace, module_id: str, drill_id: str, suffix: str = ".py") -> Path:
     if not (is_safe_id(module_id) and is_safe_id(drill_id)):
         raise ValueError(f"exercise {module_id[:40]!r}/{drill_id[:40]!r}: not a safe id")
-    return inside(workspace_dir(profile), f"{file_stem(module_id)}_{file_stem(drill_id)}{suffix}")
+    return inside(space.directory, f"{file_stem(module_id)}_{file_stem(drill_id)}{suffix}")
 
 
-def other_file_path(profile: str, module_id: str, drill: Drill, name: str) -> Path:
+def other_file_path(space: Workspace, module_id: str, drill: Drill, name: str) -> Path:
     """A multi-file lab's other file: ``<lab>/<name>.py`` beside the lab's main file."""
-    folder = _lab_path(profile, module_id, drill.id, suffix="")
+    folder = _lab_path(space, module_id, drill.id, suffix="")
     return inside(folder, f"{name.replace('.', '_')}.py")
 
 
-def _reference_marker(profile: str, module_id: str, drill_id: str) -> Path:
-    return _lab_path(profile, module_id, drill_id, suffix=".use-reference")
+def _reference_marker(space: Workspace, module_id: str, drill_id: str) -> Path:
+    return _lab_path(space, module_id, drill_id, suffix=".use-reference")
 
 
-def use_reference(profile: str, module_id: str, drill_id: str, on: bool = True) -> None:
+def use_reference(space: Workspace, module_id: str, drill_id: str, on: bool = True) -> None:
     """Switch an earlier stage of chained labs to its reference (``on``) or back to the learner's file."""
-    marker = _reference_marker(profile, module_id, drill_id)
+    marker = _reference_marker(space, module_id, drill_id)
     if on:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text("later labs import this stage's reference solution\n", encoding="utf-8")
@@ -42,11 +105,11 @@ def use_reference(profile: str, module_id: str, drill_id: str, on: bool = True) 
         marker.unlink(missing_ok=True)
 
 
-def uses_reference(profile: str, module_id: str, drill_id: str) -> bool:
-    return _reference_marker(profile, module_id, drill_id).exists()
+def uses_reference(space: Workspace, module_id: str, drill_id: str) -> bool:
+    return _reference_marker(space, module_id, drill_id).exists()
 
 
-def lab_files(profile: str, module_id: str, drill: Drill) -> tuple[dict[str, str], list[str]]:
+def lab_files(space: Workspace, module_id: str, drill: Drill) -> tuple[dict[str, str], list[str]]:
     """A lab's other files and earlier stages, by module name, as the learner has them; and notes.
 
     A stage the learner switched to the reference (or never started) is left out, so the
@@ -55,12 +118,12 @@ def lab_files(profile: str, module_id: str, drill: Drill) -> tuple[dict[str, str
     files: dict[str, str] = {}
     notes: list[str] = []
     for f in drill.files:
-        path = other_file_path(profile, module_id, drill, f.name)
+        path = other_file_path(space, module_id, drill, f.name)
         if path.exists():
             files[f.name] = read_exercise(path)
     for stage in drill.stages:
-        path = _lab_path(profile, stage.module_id, stage.drill_id)
-        if uses_reference(profile, stage.module_id, stage.drill_id):
+        path = _lab_path(space, stage.module_id, stage.drill_id)
+        if uses_reference(space, stage.module_id, stage.drill_id):
             notes.append(f"{stage.name}: the reference for {stage.module_id}/{stage.drill_id} (you switched to it)")
         elif not path.exists():
             notes.append(f"{stage.name}: the reference for {stage.module_id}/{stage.drill_id} (not started yet)")
@@ -75,13 +138,13 @@ def header(module_id: str, drill: Drill) -> str:
             "# Edit and save: the tutor re-runs its checks on every save.\n\n")
 
 
-def ensure_starter(profile: str, module_id: str, drill: Drill) -> Path:
+def ensure_starter(space: Workspace, module_id: str, drill: Drill) -> Path:
     """The exercise file, created from the starter the first time (never overwritten)."""
-    path = exercise_path(profile, module_id, drill)
+    path = exercise_path(space, module_id, drill)
     if not path.exists():
         path.write_text(header(module_id, drill) + drill.starter, encoding="utf-8")
     for f in drill.files:
-        other = other_file_path(profile, module_id, drill, f.name)
+        other = other_file_path(space, module_id, drill, f.name)
         if not other.exists():
             other.parent.mkdir(parents=True, exist_ok=True)
             other.write_text(f.starter, encoding="utf-8")
@@ -104,9 +167,9 @@ def read_exercise(path: Path) -> str:
         raise ValueError(f"{path} is not UTF-8 text") from None
 
 
-def reset_exercise(profile: str, module_id: str, drill: Drill) -> Path | None:
+def reset_exercise(space: Workspace, module_id: str, drill: Drill) -> Path | None:
     """Restore the starter; the learner's version is kept beside it. Returns where it was kept."""
-    path = exercise_path(profile, module_id, drill)
+    path = exercise_path(space, module_id, drill)
     kept = None
     if path.exists():
         kept = path.with_name(f"{path.stem}.before-reset-{time.strftime('%Y%m%d-%H%M%S')}.py")
@@ -114,7 +177,7 @@ def reset_exercise(profile: str, module_id: str, drill: Drill) -> Path | None:
     path.write_text(header(module_id, drill) + drill.starter, encoding="utf-8")
     stamp = time.strftime('%Y%m%d-%H%M%S')
     for f in drill.files:  # a multi-file lab's other files go back to their starters too, kept the same way
-        other = other_file_path(profile, module_id, drill, f.name)
+        other = other_file_path(space, module_id, drill, f.name)
         if other.exists():
             other.rename(other.with_name(f"{other.stem}.before-reset-{stamp}.py"))
         other.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,9 @@ from tutor.course.loader import load_course
 from tutor.plain import run_plain
 from tutor.progress.store import ProfileStore
 from tutor.session import Session
-from tutor.workspace import exercise_path
+from tutor.workspace import Workspace, exercise_path
+
+SPACE = Workspace("default", "tensor-puzzles")  # the course's lab files in the default profile
 
 pytestmark = pytest.mark.slow
 
@@ -22,7 +24,7 @@ def test_module_1_opens_and_a_lab_runs_resets_and_lists_its_tests(tmp_path):
     course = load_course(PACK)
     session = Session(course, ProfileStore.open(tmp_path / "p.sqlite"))
     ones = course.slot("1").module.drill("ones")
-    path = exercise_path("default", "1", ones)
+    path = exercise_path(SPACE, "1", ones)
     script = io.StringIO("1\n\n:reset\n:quit\n")
     out = io.StringIO()
 

@@ -13,7 +13,9 @@ from tutor.authoring import check
 from tutor.course.loader import load_course
 from tutor.grading import grade, request_for
 from tutor.judge import labs
-from tutor.workspace import ensure_starter, lab_files, use_reference
+from tutor.workspace import Workspace, ensure_starter, lab_files, use_reference
+
+SPACE = Workspace("default", "tensor-puzzles")  # the course's lab files in the default profile
 
 pytestmark = pytest.mark.slow
 
@@ -107,21 +109,21 @@ def test_a_chained_lab_imports_the_learners_stage_or_its_reference(sandbox, cour
     eye = lab(course, "eye")
     assert [s.name for s in bincount.stages] == ["puzzle_ones", "puzzle_eye"]
     # the learner's own eye is wrong (a 1-D ones): bincount, correct itself, fails through it
-    ensure_starter("default", "1", eye)
-    path = ensure_starter("default", "1", eye)
+    ensure_starter(SPACE, "1", eye)
+    path = ensure_starter(SPACE, "1", eye)
     path.write_text(eye.solution.replace("arange(j)[:, None] == arange(j)", "arange(j) == arange(j)"))
-    files, notes = lab_files("default", "1", bincount)
+    files, notes = lab_files(SPACE, "1", bincount)
     assert "puzzle_eye" in files and "puzzle_ones" not in files
     assert any(n.startswith("puzzle_ones: the reference") for n in notes)
     outcome = run(sandbox, bincount, bincount.solution, files)
     assert not labs.all_passed(outcome.tests)
     # "use the reference for that stage": the same file of bincount now passes
-    use_reference("default", "1", "eye")
-    files, notes = lab_files("default", "1", bincount)
+    use_reference(SPACE, "1", "eye")
+    files, notes = lab_files(SPACE, "1", bincount)
     assert "puzzle_eye" not in files and any("you switched to it" in n for n in notes)
     assert labs.all_passed(run(sandbox, bincount, bincount.solution, files).tests)
-    use_reference("default", "1", "eye", on=False)
-    assert "puzzle_eye" in lab_files("default", "1", bincount)[0]
+    use_reference(SPACE, "1", "eye", on=False)
+    assert "puzzle_eye" in lab_files(SPACE, "1", bincount)[0]
 
 
 def test_a_lab_graded_by_one_check_reports_it_as_the_test_named_check(sandbox, course):

@@ -16,7 +16,9 @@ from tutor.progress.store import ProfileStore
 from tutor.session import Session
 from tutor.tutoring.service import TutoringService
 from tutor.tutoring.states import Outcome
-from tutor.workspace import ensure_starter, exercise_path, lab_files, other_file_path, reset_exercise
+from tutor.workspace import Workspace, ensure_starter, exercise_path, lab_files, other_file_path, reset_exercise
+
+SPACE = Workspace("default", "two")  # the course's lab files in the default profile
 
 pytestmark = pytest.mark.slow
 
@@ -80,28 +82,28 @@ def _two_file_course(tmp_path):
 
 def _right_main_file(lab) -> None:
     """The learner's main file is the reference, so only their layers.py decides the verdict."""
-    ensure_starter("default", "1", lab)
-    exercise_path("default", "1", lab).write_text(lab.solution)
+    ensure_starter(SPACE, "1", lab)
+    exercise_path(SPACE, "1", lab).write_text(lab.solution)
 
 
 def test_the_learners_other_file_is_used_and_reset_with_the_lab(tmp_path, tutor_home, sandbox):
     root, course = _two_file_course(tmp_path)
     lab = course.slot("1").module.drill("two-files")
-    ensure_starter("default", "1", lab)
-    layers = other_file_path("default", "1", lab, "layers")
+    ensure_starter(SPACE, "1", lab)
+    layers = other_file_path(SPACE, "1", lab, "layers")
     assert layers.read_text().startswith("def linear(x, w):\n    return None")
 
     def run(files):
         return grade(lab, {}, asyncio.run(sandbox.run(request_for(lab, lab.solution, files))))
 
     # the learner's main file is right, but their layers.py is still the starter
-    assert not labs.all_passed(run(lab_files("default", "1", lab)[0]).tests)
+    assert not labs.all_passed(run(lab_files(SPACE, "1", lab)[0]).tests)
     layers.write_text("def linear(x, w):\n    return x @ w.T\n")
-    assert labs.all_passed(run(lab_files("default", "1", lab)[0]).tests)
+    assert labs.all_passed(run(lab_files(SPACE, "1", lab)[0]).tests)
     # the wrong layers.py of the listed wrong submission is rejected by its test
     layers.write_text("def linear(x, w):\n    return x @ w\n")
-    assert not run(lab_files("default", "1", lab)[0]).tests[0].passed
-    reset_exercise("default", "1", lab)
+    assert not run(lab_files(SPACE, "1", lab)[0]).tests[0].passed
+    reset_exercise(SPACE, "1", lab)
     assert "return None" in layers.read_text()
     assert list(layers.parent.glob("layers.before-reset-*.py"))
     out = io.StringIO()
@@ -112,14 +114,14 @@ def test_the_service_grades_the_learners_second_file_and_without_it_its_starter(
     _root, course = _two_file_course(tmp_path)
     lab = course.slot("1").module.drill("two-files")
     _right_main_file(lab)
-    other_file_path("default", "1", lab, "layers").write_text("def linear(x, w):\n    return x @ w.T\n")
+    other_file_path(SPACE, "1", lab, "layers").write_text("def linear(x, w):\n    return x @ w.T\n")
     service = TutoringService(Session(course, ProfileStore.open(tmp_path / "p.sqlite")), sandbox)
-    main = exercise_path("default", "1", lab).read_text()
+    main = exercise_path(SPACE, "1", lab).read_text()
 
     def check(files):
         return asyncio.run(service.check_lab("1", lab, main, 1.0, files)).outcome
 
-    assert check(lab_files("default", "1", lab)[0]) == Outcome.SOLVED
+    assert check(lab_files(SPACE, "1", lab)[0]) == Outcome.SOLVED
     # a caller that leaves the other files out is graded on layers.py's starter, whatever is on disk
     assert check(None) == Outcome.CHECK_FAILS
 
@@ -141,7 +143,7 @@ def test_plain_mode_grades_the_learners_edit_to_the_second_file(tmp_path, tutor_
     _root, course = _two_file_course(tmp_path)
     lab = course.slot("1").module.drill("two-files")
     _right_main_file(lab)
-    layers = other_file_path("default", "1", lab, "layers")
+    layers = other_file_path(SPACE, "1", lab, "layers")
     out = io.StringIO()
     session = Session(course, ProfileStore.open(tmp_path / "p.sqlite"))
 

@@ -9,7 +9,7 @@ from textual.widgets import TextArea
 
 from tests.ui.conftest import SIZE, settle, text_of
 from tutor.app.screens.confirm import ConfirmScreen
-from tutor.workspace import ensure_starter
+from tutor.workspace import Workspace, ensure_starter
 
 pytestmark = pytest.mark.slow
 
@@ -21,7 +21,7 @@ async def test_a_chained_lab_runs_on_the_learners_stage_and_a_reset_clears_the_r
     app = make_app(PACK, sandbox=real_sandbox)
     eye = app.session.module("1").drill("eye")
     broken_eye = eye.solution.replace("arange(j)[:, None] == arange(j)", "arange(j) == arange(j)")
-    ensure_starter(app.profile_name, "1", eye).write_text(broken_eye)
+    ensure_starter(Workspace(app.profile_name, app.session.course.identity), "1", eye).write_text(broken_eye)
     async with app.run_test(size=SIZE) as pilot:
         app.open_item("1", "bincount")
         await pilot.pause()

@@ -13,6 +13,7 @@ from fsrs import Rating
 from tutor.cli import main
 from tutor.course.loader import load_course
 from tutor.locations import builtin_course_dir, profile_path, workspace_dir
+from tutor.workspace import Workspace, ensure_starter, exercise_path
 from tutor.progress.store import BUILTIN_COURSE_ID, Attempt, ProfileStore
 from tutor.progress.review import ReviewQueue
 from tutor.session import Session
@@ -140,19 +141,21 @@ def test_export_and_import_carry_every_course_and_the_lab_workspace(tmp_path, pa
     store.use_course(BUILTIN_COURSE_ID)
     store.record(Attempt("07", "micrograd", "exercise", True))
     store.close()
-    engine = workspace_dir("default") / "07_micrograd.py"
-    engine.write_text("class Value:\n    pass  # my engine\n")
-    (workspace_dir("default") / "support").mkdir()
-    (workspace_dir("default") / "support" / "helpers.py").write_text("X = 1\n")
+    builtin, pack = Workspace("default", BUILTIN_COURSE_ID), Workspace("default", "other-pack")
+    (builtin.directory / "07_micrograd.py").write_text("class Value:\n    pass  # my engine\n")
+    (pack.directory / "07_micrograd.py").write_text("# the other pack's lab of the same module and id\n")
+    (builtin.directory / "support").mkdir()
+    (builtin.directory / "support" / "helpers.py").write_text("X = 1\n")
     export = tmp_path / "moving.json"
     assert main(["profile", "export", str(export)]) == 0
-    assert "2 lab workspace file(s)" in capsys.readouterr().out
+    assert "3 lab workspace file(s)" in capsys.readouterr().out
 
     monkeypatch.setenv("PYTORCH_TUTOR_HOME", str(tmp_path / "desktop"))
     assert main(["profile", "import", str(export)]) == 0
-    assert "2 lab workspace file(s)" in capsys.readouterr().out
-    assert (workspace_dir("default") / "07_micrograd.py").read_text() == "class Value:\n    pass  # my engine\n"
-    assert (workspace_dir("default") / "support" / "helpers.py").read_text() == "X = 1\n"
+    assert "3 lab workspace file(s)" in capsys.readouterr().out
+    assert (builtin.directory / "07_micrograd.py").read_text() == "class Value:\n    pass  # my engine\n"
+    assert (pack.directory / "07_micrograd.py").read_text() == "# the other pack's lab of the same module and id\n"
+    assert (builtin.directory / "support" / "helpers.py").read_text() == "X = 1\n"
     store = ProfileStore.open(profile_path("default"))
     assert [a.item for a in store.attempts()] == ["micrograd"]
     store.use_course("other-pack")
@@ -161,11 +164,65 @@ def test_export_and_import_carry_every_course_and_the_lab_workspace(tmp_path, pa
     store.close()
 
     # a local file that differs is kept beside the imported one
-    (workspace_dir("default") / "07_micrograd.py").write_text("# started over here\n")
+    (builtin.directory / "07_micrograd.py").write_text("# started over here\n")
     assert main(["profile", "import", str(export)]) == 0
     assert "kept beside it" in capsys.readouterr().out
-    kept = list(workspace_dir("default").glob("07_micrograd.before-import-*.py"))
+    kept = list(builtin.directory.glob("07_micrograd.before-import-*.py"))
     assert len(kept) == 1 and kept[0].read_text() == "# started over here\n"
+
+
+class _Lab:
+    def __init__(self, drill_id: str, starter: str):
+        self.id, self.title, self.starter, self.files = drill_id, "t", starter, ()
+
+
+def test_two_courses_with_a_lab_of_the_same_module_and_id_keep_apart_files():
+    mine = ensure_starter(Workspace("default", BUILTIN_COURSE_ID), "07", _Lab("micrograd", "# built-in\n"))
+    theirs = ensure_starter(Workspace("default", "other-pack"), "07", _Lab("micrograd", "# pack\n"))
+    assert mine != theirs and mine.name == theirs.name
+    assert "# built-in" in mine.read_text() and "# pack" in theirs.read_text()
+    # a course known only by its directory gets a directory of its own too, never a path built from it
+    odd = Workspace("default", "dir:/some/where/../odd course").directory
+    assert odd.parent.name == "courses" and odd.name.startswith("dir-")
+
+
+def test_a_workspace_from_before_courses_moves_under_the_builtin_course_and_loses_nothing():
+    root = workspace_dir("default")
+    (root / "07_micrograd.py").write_text("class Value:  # weeks of work\n")
+    (root / "07_two_files").mkdir()
+    (root / "07_two_files" / "layers.py").write_text("def linear(x, w): ...\n")
+    (root / "1_eye.use-reference").write_text("")
+    # a file of the same name already in the new place (a second tutor on this profile): both are kept
+    builtin = root / "courses" / BUILTIN_COURSE_ID
+    builtin.mkdir(parents=True)
+    (builtin / "1_eye.use-reference").write_text("newer")
+    space = Workspace("default", BUILTIN_COURSE_ID)
+    assert space.directory == builtin
+    assert sorted(p.name for p in root.iterdir()) == ["courses"]
+    assert (builtin / "07_micrograd.py").read_text() == "class Value:  # weeks of work\n"
+    assert (builtin / "07_two_files" / "layers.py").read_text() == "def linear(x, w): ...\n"
+    assert (builtin / "1_eye.use-reference").read_text() == "newer"
+    assert len(list(builtin.glob("1_eye.before-per-course-*"))) == 1
+    # the lab's own functions find the moved file
+    assert exercise_path(space, "07", _Lab("micrograd", "")).read_text().startswith("class Value")
+
+
+def test_an_export_from_before_courses_imports_under_the_builtin_course(tmp_path, capsys):
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"format": "pytorch-tutor-profile", "version": 2, "attempts": [],
+                               "workspace": [{"path": "07_micrograd.py", "text": "class Value: ...\n"},
+                                             {"path": "07_two_files/layers.py", "text": "L = 1\n"}]}))
+    assert main(["profile", "import", str(old)]) == 0
+    builtin = Workspace("default", BUILTIN_COURSE_ID).directory
+    assert (builtin / "07_micrograd.py").read_text() == "class Value: ...\n"
+    assert (builtin / "07_two_files" / "layers.py").read_text() == "L = 1\n"
+    assert not (workspace_dir("default") / "07_micrograd.py").exists()
+    # a current export names each file's course: one that does not is refused, and nothing is written
+    stray = tmp_path / "stray.json"
+    stray.write_text(json.dumps({"format": "pytorch-tutor-profile", "version": 3, "attempts": [],
+                                 "workspace": [{"path": "07_x.py", "text": "x"}]}))
+    assert main(["profile", "import", str(stray)]) == 1
+    assert "not under a course" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("path", ["../escape.py", "/etc/passwd", "a/../../b.py", "a\\b.py", ".hidden", "x\0.py",

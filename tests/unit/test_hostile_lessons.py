@@ -14,7 +14,7 @@ from tutor.course.loader import load_course, load_module_file
 from tutor.course.schema import parse_module
 from tutor.course.yaml_source import MAX_DEPTH, load_yaml
 from tutor.locations import inside
-from tutor.workspace import ensure_starter, exercise_path, reset_exercise
+from tutor.workspace import Workspace, ensure_starter, exercise_path, reset_exercise
 
 LAB = """\
   - id: {drill_id}
@@ -117,13 +117,14 @@ def test_exercise_paths_never_leave_the_workspace(tmp_path, monkeypatch):
     for module_id, drill_id in [("../../../site-packages/opt", "einsum"), ("/abs", "x"), ("01", "../../evil"),
                                 ("01", "a/b"), ("..", "x")]:
         with pytest.raises(ValueError):
-            ensure_starter("default", module_id, _Drill(drill_id))
+            ensure_starter(Workspace("default", "pytorch-tutor"), module_id, _Drill(drill_id))
         with pytest.raises(ValueError):
-            reset_exercise("default", module_id, _Drill(drill_id))
+            reset_exercise(Workspace("default", "pytorch-tutor"), module_id, _Drill(drill_id))
     assert list(target.iterdir()) == []
     assert not list(tmp_path.glob("**/opt_einsum.py"))
-    good = exercise_path("default", "07", _Drill("micrograd-engine"))
-    assert good.name == "07_micrograd_engine.py" and good.parent == tmp_path / "home" / "workspace" / "default"
+    good = exercise_path(Workspace("default", "pytorch-tutor"), "07", _Drill("micrograd-engine"))
+    assert good.name == "07_micrograd_engine.py"
+    assert good.parent == tmp_path / "home" / "workspace" / "default" / "courses" / "pytorch-tutor"
 
 
 def test_inside_refuses_links_out_of_the_root(tmp_path):

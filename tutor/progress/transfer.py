@@ -1,8 +1,10 @@
 """Profile export and import: one versioned JSON file that merges two machines' histories.
 
-Version 2 carries every course the profile holds (each attempt, card and position
-names its course) and the lab workspace's files. A version 1 file predates course
-ids: its rows are the built-in course's, as the profile migration says.
+Version 3 carries every course the profile holds (each attempt, card and position
+names its course) and the lab workspace's files, each under its course
+(``courses/<course>/...``, as the workspace keeps them). A version 2 file's workspace
+files predate that layout: they are the built-in course's, and go under it. A version 1
+file predates course ids: its rows are the built-in course's, as the profile migration says.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from tutor.progress.review import ReviewQueue
 from tutor.progress.store import BUILTIN_COURSE_ID, KINDS, Attempt, ProfileStore
 
 FORMAT = "pytorch-tutor-profile"
-VERSION = 2
+VERSION = 3
 MAX_IMPORT_BYTES = 64 << 20
 
 
@@ -78,6 +80,12 @@ def import_profile(store: ProfileStore, path: Path, workspace: Path | None = Non
     positions = [p for p in positions if isinstance(p, dict)
                  and all(isinstance(p.get(k), str) for k in ("module", "item", "at"))]
     files = workspace_files.validate(data.get("workspace")) if workspace is not None else []
+    if data["version"] < 3:  # lab files from before they were kept per course: the built-in course's
+        files = [(workspace_files.legacy_path(relative), text) for relative, text in files]
+        if (deep := next((r for r, _ in files if workspace_files.path_problem(r)), None)) is not None:
+            raise ValueError(f"workspace file {deep[:80]!r}: {workspace_files.path_problem(deep)}")
+    elif (stray := next((r for r, _ in files if not workspace_files.is_per_course(r)), None)) is not None:
+        raise ValueError(f"workspace file {stray[:80]!r} is not under a course (courses/<course>/...)")
 
     current = store.course
     added = 0

@@ -15,7 +15,8 @@ from pathlib import Path
 MAX_FILE_BYTES = 1 << 20  # a lab file is a few KiB; a megabyte is not a lab file
 MAX_TOTAL_BYTES = 16 << 20
 MAX_FILES = 2000
-MAX_DEPTH = 4
+MAX_DEPTH = 4  # courses/<course>/<lab folder>/<file>
+COURSES = "courses"  # every course's files under courses/<course>/ (tutor/workspace.py)
 _COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -61,6 +62,18 @@ def path_problem(relative: str) -> str:
     if not all(_COMPONENT.fullmatch(p) and ".." not in p for p in parts):
         return "a path component that is not a plain name"
     return ""
+
+
+def is_per_course(relative: str) -> bool:
+    parts = relative.split("/")
+    return len(parts) >= 3 and parts[0] == COURSES
+
+
+def legacy_path(relative: str) -> str:
+    """Where a lab file of a version-2 export (kept before files were per course) goes: the built-in course."""
+    from tutor.progress.store import BUILTIN_COURSE_ID
+
+    return f"{COURSES}/{BUILTIN_COURSE_ID}/{relative}"
 
 
 def validate(raw: object) -> list[tuple[str, str]]:

@@ -25,7 +25,7 @@ from tutor.progress.store import AttemptKind
 from tutor.safe_text import inert
 from tutor.tutoring.reports import RunReport
 from tutor.tutoring.states import Outcome
-from tutor.workspace import ensure_starter, lab_files, read_exercise, reset_exercise
+from tutor.workspace import Workspace, ensure_starter, lab_files, read_exercise, reset_exercise
 
 
 class ExerciseScreen(LessonScreen):
@@ -51,7 +51,8 @@ class ExerciseScreen(LessonScreen):
         drill = module.drill(drill_id)
         assert drill is not None and drill.is_exercise
         self.drill = drill
-        self.path: Path = ensure_starter(self.app.profile_name, module_id, drill)
+        self.workspace = Workspace(self.app.profile_name, self.app.session.course.identity)  # this course's files
+        self.path: Path = ensure_starter(self.workspace, module_id, drill)
         self.hints_shown = 0
         self._clock = time.monotonic()
         self._last_saved = ""
@@ -129,7 +130,7 @@ class ExerciseScreen(LessonScreen):
             self.set_status(str(exc))
             return
         try:  # a multi-file lab's other files, a chained lab's earlier stages (the learner's, or references)
-            files, notes = lab_files(self.app.profile_name, self.module_id, self.drill)
+            files, notes = lab_files(self.workspace, self.module_id, self.drill)
         except ValueError as exc:
             self.set_status(str(exc))
             return
@@ -202,7 +203,7 @@ class ExerciseScreen(LessonScreen):
         def done(confirmed: bool | None) -> None:
             if not confirmed:
                 return
-            kept = reset_exercise(self.app.profile_name, self.module_id, self.drill)
+            kept = reset_exercise(self.workspace, self.module_id, self.drill)
             self._load_file()
             self.query_one("#result", ResultPanel).clear()  # the last run's result was about the old file
             self._hints, self.hints_shown = (), 0
