@@ -35,13 +35,13 @@ IGNORED = ("seconds", "tier", "note")  # how long a run took and where: not part
 
 # Fields added after entries were recorded, left out while unset so those entries still match: of a request's
 # key, and of an observation.
-LATER_FIELDS = ("trace",)
+LATER_FIELDS = ("trace", "views")
 
 
 def request_key(request: RunRequest) -> str:
     data = asdict(request)
     for name in LATER_FIELDS:
-        if data.get(name) is None:
+        if not data.get(name):  # None, or an empty list
             data.pop(name, None)
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:24]
 
@@ -58,7 +58,7 @@ def result_data(result: RunResult) -> dict:
     if data.get("observation"):
         data["observation"].pop("seconds", None)
         for name in LATER_FIELDS:
-            if data["observation"].get(name) is None:
+            if not data["observation"].get(name):  # None, or an empty list
                 data["observation"].pop(name, None)
     return json.loads(json.dumps(data))  # as the script holds it: tuples are lists
 

@@ -100,6 +100,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> Dri
             elif v.correct:
                 problems.append(f"wrong answer {wrong.answer!r} for {ask.key!r} is accepted: observed {v.observed}")
 
+    problems.extend(view_problems(drill, obs))
     if drill.is_repair:
         fixed = (await service.observe(drill, drill.solution)).result
         fixed_obs = fixed.observation
@@ -114,6 +115,17 @@ async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> Dri
     if problems:
         problems.extend(_output_tail(result))
     return DrillReport(module.id, drill.id, time.perf_counter() - started, problems, _kind(drill), observed)
+
+
+def view_problems(drill: Drill, obs) -> list[str]:
+    """Every declared view was made: it names something bound, of the right kind (a tensor, a module)."""
+    declared = drill.all_views
+    if not declared:
+        return []
+    if len(obs.views) != len(declared):
+        return [f"views: {len(declared)} declared, {len(obs.views)} made (the code did not finish?)"]
+    return [f"view {spec.kind} of {spec.of!r}: {view['error']}" for spec, view in zip(declared, obs.views)
+            if "error" in view]
 
 
 def _kind(drill: Drill) -> str:

@@ -16,7 +16,7 @@ from tutor.judge import ReadAnswer, Verdict, judge_read, labs, read_answer
 from tutor.judge.contract_check import final_check
 from tutor.judge.contracts import Failure, failures
 from tutor.judge.divergence import divergence_text, is_right, misconception, render_line
-from tutor.sandbox.wire import AskSpec, ErrorInfo, RunRequest, TraceSpec
+from tutor.sandbox.wire import AskSpec, ErrorInfo, RunRequest, TraceSpec, ViewSpec
 from tutor.tutoring.states import CheckStatus, RunStatus
 from tutor.sandbox.client import RunResult
 
@@ -37,8 +37,10 @@ def request_for(drill: Drill, code: str | None = None, files: Mapping[str, str] 
     # a module's shared setup runs first, in both halves of a judged run
     setup = full_setup(drill)
     code = drill.code if code is None else code
+    views = tuple(ViewSpec(v.kind, v.of, v.optimizer) for v in drill.all_views)  # shown after the reveal
     return RunRequest(code=code, setup=setup, check=drill.check, asks=asks, timeout=drill.timeout,
-                      needs=drill.needs, probe=drill.probe, judged=judged, **labs.request_fields(drill, code, files))
+                      needs=drill.needs, probe=drill.probe, judged=judged, views=views,
+                      **labs.request_fields(drill, code, files))
 
 
 def full_setup(drill: Drill) -> str:

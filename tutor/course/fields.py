@@ -62,6 +62,7 @@ DRILL_FIELDS: tuple[FieldSpec, ...] = (
     _f("gpu_note", "optional_text"),
     _f("needs", "needs"),
     _f("data", "data", since=2),  # files of the course's data/ directory the drill reads (data_files.py)
+    _f("views", "views", allowed=PREDICTS, since=2),  # shown after the reveal (view_fields.py reads them)
     # labs, format 2 (lab_fields.py reads them)
     _f("tests", "tests", allowed={LAB}, since=2),
     _f("rules", "rules", allowed={LAB}, since=2),
@@ -75,7 +76,8 @@ DRILL_KEYS = {spec.key: spec for spec in DRILL_FIELDS}
 MODULE_REQUIRED = {"format_version", "module", "drills"}
 MODULE_OPTIONAL = {1: {"intro", "self_check"}, 2: {"intro", "self_check", "setup"}}
 
-ASK_REQUIRED, ASK_OPTIONAL = {"kind"}, {"expr", "id", "question", "options", "tolerance", "match", "pattern"}
+ASK_REQUIRED, ASK_OPTIONAL = {"kind"}, {"expr", "id", "question", "options", "tolerance", "match", "pattern",
+                                        "view", "of"}  # view/of: format 2 (view_fields.py)
 WRONG_REQUIRED, WRONG_OPTIONAL = {"answer", "misconception"}, {"expr", "ask"}
 SELF_CHECK_REQUIRED, SELF_CHECK_OPTIONAL = {"id", "question", "answer"}, {"options", "correct"}
 TEST_REQUIRED, TEST_OPTIONAL = {"name", "check"}, {"probe", "hints"}

@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from tutor.course import data_files, fields, lab_fields
-from tutor.course import divergence_fields, fields, lab_fields
+from tutor.course import data_files, divergence_fields, fields, lab_fields, view_fields
 from tutor.course.errors import LessonError
 from tutor.course.reader import Reader, join, type_name
 from tutor.course.schema import (DEFAULT_TIMEOUT, ERROR_ASK_KEY, MAX_TIMEOUT, READABLE_VERSIONS, SANDBOX_NEEDS, Ask,
@@ -114,6 +113,7 @@ def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, 
         if spec.key in item:
             values[spec.key] = READERS[spec.read](reader, item, spec.key, path, values)
     _cross_field_rules(reader, item, path, kind, values)
+    view_fields.version_problems(reader, item, path, version)
     if len(reader.errors) > before:
         return None
     drill_id = values["id"]
@@ -147,6 +147,7 @@ def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, 
         show_tests=values.get("show_tests", False),
         data=values.get("data", ()),
         divergence=divergence_fields.build(values),
+        views=values.get("views", ()),
     )
 
 
@@ -258,6 +259,7 @@ READERS: dict[str, Callable[[Reader, MarkedDict, str, str, dict], Any]] = {
     "needs": _needs, "hints": _hints, "asks": _asks, "wrong_answers": _wrong_answers, **lab_fields.READERS,
     "data": data_files.read_names,
     **divergence_fields.READERS,
+    "views": view_fields.read_views,
 }
 
 
@@ -289,10 +291,11 @@ def _parse_ask(reader: Reader, item: Any, path: str, mark: Mark) -> Ask | None:
     key = reader.text(data, "id", path, default="") or expr or ERROR_ASK_KEY
     question = reader.text(data, "question", path, default="") or _default_question(kind, expr)
     match, pattern = _text_match(reader, data, path, kind, question)
+    view = view_fields.ask_view(reader, data, path, expr)
     if len(reader.errors) > before:
         return None
     return Ask(key=key, expr=expr, kind=kind, question=question, options=options, tolerance=tolerance,
-               match=match, pattern=pattern)
+               match=match, pattern=pattern, view=view)
 
 
 def _text_match(reader: Reader, data: MarkedDict, path: str, kind: str, question: str) -> tuple[str, str]:

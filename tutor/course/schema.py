@@ -48,6 +48,15 @@ class DrillKind(StrEnum):
 
 
 @dataclass(frozen=True)
+class View:
+    """A view a drill shows after the reveal: a storage, an autograd graph, or a registered model."""
+
+    kind: str  # storage | graph | module
+    of: str  # the name it views, bound by the code
+    optimizer: str = ""  # a module view: the optimizer whose groups are shown against the model
+
+
+@dataclass(frozen=True)
 class Ask:
     """One prediction the learner makes: what ``expr`` evaluates to, typed by ``kind``."""
 
@@ -59,6 +68,7 @@ class Ask:
     tolerance: float | None = None
     match: str = "case-insensitive"  # text asks: exact | case-insensitive | regex (see tutor/judge/text_match.py)
     pattern: str = ""  # the regex a text answer must match in full, with match: regex
+    view: View | None = None  # format 2: a view shown with this ask after the reveal
 
     @property
     def observes_code_error(self) -> bool:
@@ -188,6 +198,7 @@ class Drill:
     uses: tuple[StageUse, ...] = ()
     show_tests: bool = False  # show a failing test's source line to the learner (the author asks for it)
     data: tuple[DataRef, ...] = ()  # format 2: files of the course's data/ this drill reads in the sandbox
+    views: tuple[View, ...] = ()  # format 2: views shown after the reveal (an ask's own `view:` is on the ask)
     # filled in by the course loader: the course's helper modules (name, source) and the resolved `uses`
     helpers: tuple[tuple[str, str], ...] = ()
     stages: tuple[Stage, ...] = ()
@@ -211,6 +222,15 @@ class Drill:
     @property
     def test_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.tests)
+
+    @property
+    def all_views(self) -> tuple[View, ...]:
+        """Every view the drill declares: each ask's, then the drill's, each once."""
+        out: list[View] = []
+        for spec in [a.view for a in self.asks if a.view is not None] + list(self.views):
+            if spec not in out:
+                out.append(spec)
+        return tuple(out)
 
     def ask(self, key: str) -> Ask:
         return next(a for a in self.asks if a.key == key)
@@ -255,6 +275,6 @@ def parse_module(data, filename: str):
     return parse(data, filename)
 
 
-__all__ = ["Ask", "DataRef", "Drill", "DrillKind", "LabFile", "LabTest", "Module", "SelfCheck", "SourceRules", "Stage", "StageUse",
+__all__ = ["Ask", "DataRef", "View", "Drill", "DrillKind", "LabFile", "LabTest", "Module", "SelfCheck", "SourceRules", "Stage", "StageUse",
            "WrongAnswer", "WrongSubmission", "FORMAT_VERSION", "READABLE_VERSIONS", "ID_RULE", "SAFE_ID",
            "is_safe_id", "file_stem", "parse_module"]

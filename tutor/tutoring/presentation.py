@@ -99,6 +99,9 @@ def run_blocks(report: RunReport, heading: str = "") -> list[Block]:
         blocks.extend(_lab_blocks(report))
     else:
         blocks.extend(_drill_blocks(report))
+        from tutor.tutoring.view_blocks import views_blocks  # it draws with this module's blocks
+
+        blocks.extend(views_blocks(report.views))  # a run's report comes after the reveal: views are safe here
     blocks.extend(_output_blocks(report))
     return blocks
 

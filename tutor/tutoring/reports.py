@@ -78,6 +78,7 @@ class RunReport:
     unlocked: tuple[ModuleRef, ...] = ()
     drill_done: bool = False  # after this action
     trace: TraceReport | None = None  # a traced run's rows (a first-divergence drill's runs; `trace_view.py`)
+    views: tuple[dict, ...] = ()  # the drill's declared views of what PyTorch recorded (``wire.views``)
 
     @property
     def finished(self) -> bool:
@@ -125,6 +126,22 @@ class SnippetReport:
         if self.error:
             return f"error ({self.error_type})"
         return "fence rule broken" if self.fence else "ok"
+
+
+@dataclass(frozen=True)
+class ViewReport:
+    """A view the learner opened on a name (experiment mode): nothing is judged or recorded."""
+
+    module_id: str
+    drill_id: str
+    status: RunStatus
+    message: str = ""  # why the run did not finish
+    view: dict | None = None  # the view, or one that says why it could not be made (``error``)
+    error: str = ""  # what the code raised before the view was made, described
+
+    @property
+    def finished(self) -> bool:
+        return self.status == RunStatus.OK
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ parse -> run -> grade -> record -> unlock itself. No Textual here.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping, Protocol
 
 from tutor.course.schema import Drill, SelfCheck
@@ -17,13 +18,13 @@ from tutor.judge import AnswerError, ReadAnswer, labs, option_label, parse_answe
 from tutor.progress.review import SELF_RATINGS, rating_for
 from tutor.progress.store import Attempt, AttemptKind
 from tutor.sandbox.client import RunResult
-from tutor.sandbox.wire import RunRequest, TraceSpec
+from tutor.sandbox.wire import RunRequest, TraceSpec, ViewSpec
 from tutor.placement import PlacementQuestion, PlacementResult, judge_choice, judge_prediction
 from tutor.placement import passed as placement_passed
 from tutor.session import Session
 from tutor.tutoring.reports import (NOT_RECORDED_OFF, NOT_RECORDED_UNFINISHED, NOT_RECORDED_UNREADABLE, AskRow,
                                     ModuleRef, PlacementReport, PlacementRow, Recorded, RunReport,
-                                    SelfCheckReport, SnippetReport)
+                                    SelfCheckReport, SnippetReport, ViewReport)
 from tutor.safe_text import inert
 from tutor.tutoring.drafts import Drafts
 from tutor.tutoring.states import Outcome, RunStatus
@@ -185,6 +186,25 @@ class TutoringService:
             verdict = Outcome.REPAIRED if self._done(module_id, drill) else Outcome.REPAIRED_PREDICT_NEXT
         return self._report(module_id, drill, kind, verdict, said, outcome, recorded, unlocked)
 
+    async def open_view(self, module_id: str, drill: Drill, code: str | None, kind: str, of: str,
+                        optimizer: str = "") -> ViewReport:
+        """A view of any name the drill's code (or the learner's ``code``) binds: run, not judged, not recorded.
+
+        Only after the reveal (the front ends allow it then): a view draws what the answers are about.
+        """
+        spec = ViewSpec(kind, of, optimizer)
+        request = replace(request_for(drill, code), judged=False, check="", asks=(), views=(spec,))
+        result = await self.sandbox.run(request)
+        status = RunStatus.read(result.status)
+        obs = result.observation
+        if not result.ok or obs is None:
+            return ViewReport(module_id, drill.id, status, message=result.message)
+        error = obs.error
+        raised = describe_error(error) if error is not None else ""
+        if error is not None and error.phase != "code":
+            return ViewReport(module_id, drill.id, status, error=raised)
+        return ViewReport(module_id, drill.id, status, view=obs.views[0] if obs.views else None, error=raised)
+
     def _record_prediction(self, module_id: str, drill: Drill, texts: dict[str, str], outcome: DrillOutcome,
                            seconds: float, confidence: int | None) -> tuple[Recorded | None, list[str]]:
         """A missed first try, or a try once the card is due, rates the drill's review card."""
@@ -225,7 +245,8 @@ class TutoringService:
             hints=labs.failing_hints(drill, outcome.tests) if outcome.tests else (),
             output=result.output, output_truncated=result.output_truncated,
             recorded=recorded, not_recorded=not_recorded, unlocked=self._refs(unlocked),
-            drill_done=self._done(module_id, drill), trace=_trace(outcome) if finished else None)
+            drill_done=self._done(module_id, drill), trace=_trace(outcome) if finished else None,
+            views=tuple(result.observation.views) if finished and result.observation else ())
 
     def _done(self, module_id: str, drill: Drill) -> bool:
         return self.session is not None and self.session.drill_done(module_id, drill.id)

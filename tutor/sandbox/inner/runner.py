@@ -21,6 +21,7 @@ import time
 
 from tutor.sandbox.inner import exchange, labkit, trace
 from tutor.sandbox.inner.describe import describe, describe_variables
+from tutor.sandbox.inner.views import observe_views
 from tutor.sandbox.inner.tree import DONE_FD, GO_FD, RESULT_FD
 from tutor.sandbox.wire import (MAX_TEXT, AskResult, AskSpec, ErrorInfo, Observation, RunRequest, clip_message,
                                 granted)
@@ -125,6 +126,8 @@ def run_request(request: RunRequest, torch) -> tuple[Observation, bytes | None]:
     asks = {ask.key: _observe(ask, namespace, raised, error, torch) for ask in request.asks}
 
     obs.error, obs.asks = error, asks
+    if request.views and not request.imports and (error is None or error.phase == "code"):
+        obs.views = observe_views(request.views, namespace, torch)  # what the code left, before a check runs
     if request.check.strip() and (error is None or error.phase == "code"):
         namespace["raised"] = raised
         exc, info = _run(request.check, "<check>", namespace, "check")

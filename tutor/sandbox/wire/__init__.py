@@ -36,6 +36,8 @@ from tutor.sandbox.wire.checks import as_bool, as_dict, as_line, as_list, as_num
 from tutor.sandbox.wire.trace import Trace, TraceSpec, read_spec, read_trace
 from tutor.sandbox.wire.values import (FLOAT_WORDS, MAX_DEPTH, TooLarge, Unreadable,  # noqa: F401 - part of the wire
                                        plain_value, read_value, tensor_values)
+from tutor.sandbox.wire.views import (MAX_VIEWS, VIEW_KINDS, ViewSpec, read_view,  # noqa: F401 - part of the wire
+                                      read_view_spec)
 
 PROTOCOL = 2
 
@@ -190,6 +192,7 @@ class RunRequest:
     probe_errors: dict[str, ErrorInfo] | None = None  # the judge's half: what each test's probe raised
     learner_error: ErrorInfo | None = None  # the judge's half: the learner's code raised this
     trace: TraceSpec | None = None  # run the code traced (``inner/trace.py``): rows come back in the observation
+    views: tuple[ViewSpec, ...] = ()  # views of what PyTorch recorded, made after the code (``wire/views.py``)
 
     def to_json(self) -> bytes:
         if self.judged:
@@ -225,7 +228,8 @@ class RunRequest:
                    rules=None if data.get("rules") is None else as_dict(data["rules"]),
                    probe_errors=None if data.get("probe_errors") is None else
                    {as_text(k, 200): _error(v, same) for k, v in as_dict(data["probe_errors"]).items()},
-                   learner_error=_error(data.get("learner_error"), same), trace=read_spec(data.get("trace")))
+                   learner_error=_error(data.get("learner_error"), same), trace=read_spec(data.get("trace")),
+                   views=tuple(read_view_spec(v) for v in as_list(data.get("views", []))[:MAX_VIEWS]))
 
 
 def _pairs(v: Any) -> tuple[tuple[str, str], ...]:
@@ -276,6 +280,7 @@ class Observation:
     probe_errors: dict[str, ErrorInfo] = field(default_factory=dict)  # the learner's half: per test
     fingerprint: str = ""  # the learner's main file, normalised (see ``inner/labkit.fingerprint``)
     trace: Trace | None = None  # a traced run's rows (``wire/trace.py``)
+    views: list[dict] = field(default_factory=list)  # one per requested view, in order (``wire/views.py``)
 
     @property
     def check_text(self) -> str:
@@ -289,8 +294,12 @@ class Observation:
         data = asdict(self)
         data["protocol"] = PROTOCOL
         raw = json.dumps(data, allow_nan=False, default=str).encode()
-        if len(raw) > MAX_OBSERVATION:  # keep the verdict-relevant parts
-            data["variables"] = {}
+        for drop in ("variables", "views"):  # keep the verdict-relevant parts
+            if len(raw) <= MAX_OBSERVATION:
+                break
+            data[drop] = {} if drop == "variables" else [
+                {"kind": v.get("kind", "storage"), "of": v.get("of", ""), "error": "the view was too large to send"}
+                for v in data[drop]]
             raw = json.dumps(data, allow_nan=False, default=str).encode()
         return raw
 
@@ -370,6 +379,7 @@ def read_observation(raw: bytes, clean: Callable[[str], str] = same) -> Observat
                           for k, v in as_dict(data.get("probe_errors", {})).items()},
             fingerprint=clean(as_text(data.get("fingerprint", ""), 64)),
             trace=read_trace(data.get("trace"), clean),
+            views=[read_view(v, clean) for v in as_list(data.get("views", []))[:MAX_VIEWS]],
         )
     except (TypeError, KeyError, AttributeError, IndexError) as exc:
         raise BadResult(f"result is malformed: {exc}") from None
