@@ -24,13 +24,15 @@ from tutor.session import OPENABLE, SELF_CHECKS, Session
 from tutor.tutoring.presentation import hint_line, option_lines, plain_lines, run_blocks, self_check_verdict
 from tutor.tutoring.reports import ModuleRef, RunReport
 from tutor.tutoring.service import SandboxPort, TutoringService
+from tutor.tutoring.view_blocks import read_view_request, view_report_blocks
 from tutor.tutoring.states import Outcome
 from tutor.tutoring.trace_view import trace_lines
 from tutor.workspace import Workspace, ensure_starter, lab_files, read_exercise, reset_exercise
 
 HELP = ("At any prompt: ':hint' shows the next hint, ':skip' moves on, ':map' returns to the module list, "
         "':quit' leaves (progress is always saved); in a lab, ':reset' restores the starter file; after a drill's "
-        "first run, ':trace' shows its code's trace (every tensor after every line).")
+        "first run, ':trace' shows its code's trace (every tensor after every line) and ':view graph loss' "
+        "(or storage NAME, module NAME [OPTIMIZER]) a view of any name.")
 
 
 class _Leave(Exception):
@@ -59,6 +61,7 @@ class PlainTutor:
         self._hints_shown = 0
         self._drill: Drill | None = None  # the drill being predicted: its trace hints and `:trace` run it
         self._revealed = False
+        self._viewable: tuple[str, Drill, str | None] | None = None  # after the reveal: (module, drill, code)
 
     # ---------------------------------------------------------------- input and output
 
@@ -88,7 +91,25 @@ class PlainTutor:
         if command == ":trace":
             self.show_trace()
             return self.ask(prompt)
+        if command == ":view" or command.startswith(":view "):
+            self.show_view(answer.strip()[len(":view"):])
+            return self.ask(prompt)
         return answer
+
+    def show_view(self, typed: str) -> None:
+        """``:view graph loss``: the code runs again with that view; nothing is judged or recorded."""
+        if self._viewable is None:
+            self.say("Views open once this drill has run (they show what the answers are about).")
+            return
+        read = read_view_request(typed)
+        if isinstance(read, str):
+            self.say(read)
+            return
+        module_id, drill, code = self._viewable
+        self.say("Running in the sandbox…")
+        report = self.loop.run_until_complete(self.service.open_view(module_id, drill, code, *read))
+        for text in plain_lines(view_report_blocks(report)):
+            self.say(text)
 
     def show_trace(self, until: int | None = None) -> None:
         """The drill's code traced (after its reveal), or a trace hint's rows up to ``until``."""
@@ -207,6 +228,7 @@ class PlainTutor:
         number = [d.id for d in module.drills].index(drill.id) + 1
         self._hints, self._hints_shown = list(drill.hints), 0
         self._drill, self._revealed = (None, False) if drill.is_exercise else (drill, False)
+        self._viewable = None
         self.say("")
         kind = "exercise" if drill.is_exercise else "repair drill" if drill.is_repair else "drill"
         self.say(f"== {module.id} {kind} {number}/{len(module.drills)}: {inert(drill.title)}")
@@ -234,6 +256,7 @@ class PlainTutor:
                 self.ask(f"{report.not_recorded} Enter to try again > ")
                 continue
             self._revealed = True
+            self._viewable = (module.id, drill, None)
             if not drill.is_repair or report.drill_done:  # a repair's explanation names the fix: it waits
                 self.explain(drill)
             if report.outcome in (Outcome.VERIFIED, Outcome.SYMPTOM_FOUND):
@@ -281,6 +304,7 @@ class PlainTutor:
             what = "every contract holds on every line" if drill.is_first_divergence else "its check passes"
             code = self.read_code(f"Now repair the code so {what}.")
             report = self.perform(self.service.submit_repair(module.id, drill, code, time.monotonic() - clock))
+            self._viewable = (module.id, drill, code)  # a view now shows the learner's repair
             if report.outcome == Outcome.NOT_FINISHED:
                 self.say(report.not_recorded)
             elif report.outcome in (Outcome.REPAIRED, Outcome.REPAIRED_PREDICT_NEXT):

@@ -215,3 +215,55 @@ def test_check_fails_a_drill_whose_view_names_nothing_or_the_wrong_kind(tmp_path
     obs = Observation(views=[checked("expand"), {"kind": "graph", "of": "x", "error": "`x` is a int, not a tensor"}])
     assert view_problems(drill, obs) == ["view graph of 'x': `x` is a int, not a tensor"]
     assert "declared" in view_problems(drill, Observation())[0]
+
+
+# ---------------------------------------------------------------- legible at 80 columns; what the learner types
+
+
+def test_the_storage_drawing_is_not_wrapped_in_the_result_panel_at_80_columns():
+    import io
+
+    from rich.console import Console
+
+    from tutor.app.widgets.result_panel import rich_blocks
+
+    for name in ("transpose", "expand", "window"):
+        console = Console(width=76, file=io.StringIO(), record=True, color_system=None)  # 80 minus border, padding
+        console.print(rich_blocks(view_blocks(checked(name))))
+        printed = console.export_text().splitlines()
+        for row in storage_drawing(checked(name)):
+            if row:
+                assert row in printed, (name, row)
+
+
+def test_long_cell_values_keep_the_drawing_within_its_width():
+    view = checked("transpose")
+    view["values"] = [123456.789, -0.000123, 1e30, True, 7, "(1+2j)"]
+    for row in storage_drawing(view):
+        assert len(row) <= WIDTH
+
+
+@pytest.mark.parametrize("typed, read", [
+    ("graph loss", ("graph", "loss", "")),
+    ("  Storage   y ", ("storage", "y", "")),
+    ("module model opt", ("module", "model", "opt")),
+    ("module model.encoder", ("module", "model.encoder", "")),
+])
+def test_a_view_request_is_read(typed, read):
+    from tutor.tutoring.view_blocks import read_view_request
+
+    assert read_view_request(typed) == read
+
+
+@pytest.mark.parametrize("typed, words", [
+    ("loss", "Type a view and a name"),
+    ("graph", "Which name?"),
+    ("graph x+1", "is not a name"),
+    ("storage a b", "Type a view and a name"),
+    ("", "Type a view and a name"),
+])
+def test_a_view_request_that_cannot_be_read_says_how_to_type_it(typed, words):
+    from tutor.tutoring.view_blocks import read_view_request
+
+    problem = read_view_request(typed)
+    assert isinstance(problem, str) and words in problem

@@ -289,3 +289,40 @@ def _optimizer_blocks(view: dict) -> list[Block]:
                            f" — step() updates them, but they are not in {inert(view['of'])}.parameters() or its state_dict "
                            "(a plain tensor attribute, or a tensor made elsewhere)."))
     return blocks
+
+
+# ---------------------------------------------------------------- what the learner types to open one
+
+VIEW_USAGE = ("Type a view and a name: `storage y`, `graph loss`, or `module model opt` "
+              "(a module, and optionally its optimizer).")
+
+
+def read_view_request(text: str) -> tuple[str, str, str] | str:
+    """``"graph loss"`` as ``("graph", "loss", "")``; a problem's wording (a str) when it cannot be read."""
+    from tutor.sandbox.wire.views import NAME, VIEW_KINDS
+
+    words = text.split()
+    if not words or words[0].lower() not in VIEW_KINDS:
+        return VIEW_USAGE
+    kind, names = words[0].lower(), words[1:]
+    if not names:
+        return f"Which name? e.g. `{kind} {'model' if kind == 'module' else 'y'}`."
+    if len(names) > (2 if kind == "module" else 1):
+        return VIEW_USAGE
+    bad = next((n for n in names if not NAME.fullmatch(n)), None)
+    if bad is not None:
+        return f"{inert(bad)[:40]!r} is not a name the code binds (a Python name, or name.attribute)."
+    return kind, names[0], names[1] if len(names) > 1 else ""
+
+
+def view_report_blocks(report) -> list[Block]:
+    """A view the learner opened (``reports.ViewReport``): the view, or why there is none."""
+    if not report.finished:
+        return [line(("The view could not be made: ", Tone.BAD), inert(report.message))]
+    blocks: list[Block] = []
+    if report.error:
+        blocks.append(line(("The code raised ", Tone.BAD), inert(report.error),
+                           " — the view shows what it had bound by then." if report.view else ""))
+    if report.view is not None:
+        blocks.extend(view_blocks(report.view))
+    return blocks

@@ -19,11 +19,12 @@ from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
 from tutor.app.widgets.code_view import CodeView
 from tutor.app.widgets.result_panel import ResultPanel
 from tutor.app.widgets.trace_panel import NOT_YET, TracePanel
+from tutor.app.widgets.view_prompt import ViewPanel, ViewPrompt, ViewSubmitted
 from tutor.judge import ReadAnswer, expected_form
 from tutor.progress.store import CONFIDENCE_LEVELS, AttemptKind
 from tutor.safe_text import inert
 from tutor.tutoring.presentation import option_lines
-from tutor.tutoring.reports import RunReport
+from tutor.tutoring.reports import RunReport, ViewReport
 from tutor.tutoring.states import Outcome
 
 
@@ -79,6 +80,9 @@ class DrillScreen(LessonScreen):
                 tooltip="the drill's own code back in the editor (your edits are kept per drill until then)"),
         Binding("f4", "trace", "Trace", priority=True,
                 tooltip="after the first run: show / hide the trace, every tensor after every line"),
+        Binding("ctrl+l", "view", "View", priority=True,
+                tooltip="after the reveal: a view of any name the code binds (`storage y`, `graph loss`, "
+                        "`module model opt`)"),
         Binding("ctrl+n", "next", "Next", priority=True, tooltip="next / previous (never automatic)"),
         Binding("ctrl+o", "previous", "Prev", priority=True, tooltip="next / previous (never automatic)"),
         Binding("escape", "map", "Map", priority=True, tooltip="back to the map"),
@@ -100,6 +104,7 @@ class DrillScreen(LessonScreen):
         self.last_said: dict[str, ReadAnswer] = {}  # the last predictions recorded, shown beside experiments
         self._submitted: dict[str, ReadAnswer] = {}
         self.revealed = False
+        self._last_view = ""  # what the learner typed to open the last view, offered again
         self._clock = time.monotonic()
 
     # ---------------------------------------------------------------- layout
@@ -133,6 +138,7 @@ class DrillScreen(LessonScreen):
             yield Static("", id="status")
             yield ResultPanel(id="result")
             yield TracePanel(id="trace")
+            yield ViewPanel(id="view")
             yield Markdown("", id="explanation")
             yield Static("", id="hints")
             yield Markdown("", id="solution")
@@ -277,6 +283,31 @@ class DrillScreen(LessonScreen):
         until = self.drill.divergence.trace_until if self.drill.is_first_divergence else ()
         if self.hints_shown > before and self.hints_shown <= len(until) and until[self.hints_shown - 1] is not None:
             self.query_one("#trace", TracePanel).fetch(self.app.tutoring, self.drill, None, until[self.hints_shown - 1])
+    def action_view(self) -> None:
+        """Open a view of any name the code binds: only after the reveal (a view shows what the answers are about)."""
+        if not self.revealed:
+            self.notify("Predict and run first; then ctrl+l opens a view of any name.", timeout=4)
+            return
+        if self.phase == "running":
+            return
+        self.app.push_screen(ViewPrompt(self._last_view), self._open_view)
+
+    def _open_view(self, chosen: tuple[str, str, str] | None) -> None:
+        if chosen is None:
+            return
+        kind, of, optimizer = chosen
+        self._last_view = " ".join(part for part in chosen if part)
+        code = self.query_one("#editor", TextArea).text if self.editing else None
+        self.phase = "running"
+        self.set_status(f"Running the code again for a {kind} view of {of}…", running=True)
+        self.post_message(ViewSubmitted(self.module_id, self.drill, code, kind, of, optimizer))
+
+    def show_view(self, report: ViewReport) -> None:
+        panel = self.query_one("#view", ViewPanel)
+        panel.show_view(report)
+        panel.scroll_visible()
+        self.set_status("The view is below the result. ctrl+l opens another; nothing was recorded.")
+        self._finished()
 
     def action_edit(self) -> None:
         if not self.revealed:

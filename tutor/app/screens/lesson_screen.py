@@ -11,7 +11,7 @@ from tutor.app.messages import Reported, Submitted
 from tutor.app.widgets.result_panel import ResultPanel, rich_line
 from tutor.safe_text import inert
 from tutor.tutoring.presentation import hint_line
-from tutor.tutoring.reports import RunReport
+from tutor.tutoring.reports import RunReport, ViewReport
 
 
 class LessonScreen(Screen):
@@ -46,7 +46,10 @@ class LessonScreen(Screen):
 
     @on(Reported)
     def _reported(self, message: Reported) -> None:
-        if isinstance(message.report, RunReport):  # it bubbles on to the app, which announces unlocks
+        if isinstance(message.report, ViewReport):
+            message.stop()  # a view records nothing and unlocks nothing: the app need not hear of it
+            self.show_view(message.report)
+        elif isinstance(message.report, RunReport):  # it bubbles on to the app, which announces unlocks
             panel = self.query_one("#result", ResultPanel)
             panel.show_report(message.report, self.heading(message.report))
             panel.scroll_visible()
@@ -57,6 +60,9 @@ class LessonScreen(Screen):
 
     def show(self, report: RunReport) -> None:
         """What else a report changes on this screen (the status, the explanation, the solution)."""
+
+    def show_view(self, report: ViewReport) -> None:
+        """A view the learner opened (the drill screen has the panel for it)."""
 
     def show_solution(self, heading: str) -> None:
         solution = self.query_one("#solution", Markdown)
