@@ -92,3 +92,15 @@ def test_a_view_of_nothing_or_of_the_wrong_kind_says_so(shared_sandbox):
     missing, wrong = views(shared_sandbox, "x = torch.zeros(2)\n", ViewSpec("storage", "nope"), ViewSpec("module", "x"))
     assert "not bound" in missing["error"]
     assert "not a torch.nn.Module" in wrong["error"]
+
+
+def test_a_custom_functions_saved_input_written_in_place_is_marked(shared_sandbox):
+    code = ("class Square(torch.autograd.Function):\n"
+            "    @staticmethod\n    def forward(ctx, a):\n        ctx.save_for_backward(a)\n        return a * a\n"
+            "    @staticmethod\n    def backward(ctx, grad):\n        (a,) = ctx.saved_tensors\n        return 2 * a * grad\n"
+            "w = torch.ones(2, requires_grad=True)\nh = w * 3\nout = Square.apply(h).sum()\nh.clamp_(min=0)\n")
+    (view,) = views(shared_sandbox, code, ViewSpec("graph", "out"))
+    square = next(n for n in view["nodes"] if n["name"] == "SquareBackward")
+    (saved,) = square["saved"]
+    assert (saved["field"], saved["name"], saved["state"]) == ("tensors", "h", "modified")
+    assert (saved["saved_version"], saved["version"]) == (0, 1)

@@ -290,7 +290,8 @@ def _walk(fn, named, torch):
 def _saved(node, named) -> list[dict]:
     """A node's saved tensors: ``_raw_saved_*`` (built-in nodes) or ``_raw_saved_tensors`` (a custom Function)."""
     out = []
-    for attr in dir(node):
+    names = dir(node)
+    for attr in names:
         if not attr.startswith("_raw_saved_") or len(out) >= MAX_SAVED:
             continue
         field = attr.removeprefix("_raw_saved_")
@@ -299,7 +300,8 @@ def _saved(node, named) -> list[dict]:
         except RuntimeError:
             continue
         raws = raw if isinstance(raw, (list, tuple)) else [raw]
-        checked_name = "saved_tensors" if field == "tensors" and hasattr(node, "saved_tensors") else f"_saved_{field}"
+        # a custom Function's checked accessor is `saved_tensors` (hasattr would run it, and it may raise)
+        checked_name = "saved_tensors" if field == "tensors" and "saved_tensors" in names else f"_saved_{field}"
         state, saved_version = "ok", None
         try:
             if getattr(node, checked_name) is None:
