@@ -78,7 +78,8 @@ def test_the_module_view_marks_a_parameter_no_group_holds(shared_sandbox):
     code = ("model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.BatchNorm1d(3))\n"
             "model.register_buffer('scratch', torch.zeros(1), persistent=False)\n"
             "stray = torch.nn.Parameter(torch.zeros(2))\n"
-            "opt = torch.optim.SGD([model[0].weight, stray], lr=0.1)\n")
+            "opt = torch.optim.SGD([model[0].weight, stray], lr=0.1)\n"
+            "model.extra = [torch.nn.Linear(1, 1)]\n")
     (view,) = views(shared_sandbox, code, ViewSpec("module", "model", "opt"))
     groups = {p["name"]: p["groups"] for p in view["parameters"]}
     assert groups == {"0.weight": [0], "0.bias": [], "1.weight": [], "1.bias": []}
@@ -86,6 +87,7 @@ def test_the_module_view_marks_a_parameter_no_group_holds(shared_sandbox):
     assert [(p["name"], p["registered"]) for p in group["params"]] == [("0.weight", True), ("stray", False)]
     assert "scratch" not in view["state_dict"] and "1.running_mean" in view["state_dict"]
     assert {b["name"]: b["persistent"] for b in view["buffers"]}["scratch"] is False
+    assert view["unregistered"] == [{"name": "extra", "holds": "a list holding 1 module"}]
 
 
 def test_a_view_of_nothing_or_of_the_wrong_kind_says_so(shared_sandbox):

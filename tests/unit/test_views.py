@@ -86,6 +86,7 @@ def test_the_module_view_marks_unowned_and_unregistered_parameters():
     assert "group 0: stray" in shown
     assert "scratch (1,) float32, persistent=False: not in state_dict" in shown
     assert "state_dict keys (7)" in shown
+    assert "Not registered: gates is a dict holding 1 nn.Parameter: not in parameters() or state_dict()" in shown
 
 
 def test_a_view_that_could_not_be_made_says_why():

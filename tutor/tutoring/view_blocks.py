@@ -254,6 +254,9 @@ def module_blocks(view: dict) -> list[Block]:
     blocks.append(line((f"state_dict keys ({len(keys)}): ", Tone.STRONG), _names(keys) or "none"))
     if view["other_keys"]:
         blocks.append(line(("Keys that are neither a parameter nor a buffer: ", Tone.STRONG), _names(view["other_keys"])))
+    for held in view.get("unregistered", ()):
+        blocks.append(line(("Not registered: ", Tone.BAD), f"{inert(held['name'])} is {inert(held['holds'])}: not in parameters() or "
+                           "state_dict(), and .to() and .train() do not reach it"))
     if has_optimizer:
         blocks.extend(_optimizer_blocks(view))
     return blocks
@@ -284,10 +287,13 @@ def _optimizer_blocks(view: dict) -> list[Block]:
     else:
         blocks.append(line(("Every registered parameter is in a group.", Tone.GOOD)))
     if strays:
+        by_group: dict[int, list[str]] = {}
+        for g, label in strays:
+            by_group.setdefault(g, []).append(label)
         blocks.append(line(("Group members the model does not register: ", Tone.BAD),
-                           "; ".join(f"group {g}: {label}" for g, label in strays) +
-                           f" — step() updates them, but they are not in {inert(view['of'])}.parameters() or its state_dict "
-                           "(a plain tensor attribute, or a tensor made elsewhere)."))
+                           "; ".join(f"group {g}: {', '.join(labels)}" for g, labels in by_group.items()) +
+                           f" — the optimizer holds them, but they are not in {inert(view['of'])}.parameters() or "
+                           "its state_dict (a replaced layer's old tensors, a plain attribute, or a tensor made elsewhere)."))
     return blocks
 
 

@@ -22,7 +22,7 @@ import itertools
 import re
 
 from tutor.sandbox.wire.views import (MAX_CELLS, MAX_GROUP_PARAMS, MAX_KEYS, MAX_MARKED, MAX_MEMBERS, MAX_MODULES,
-                                      MAX_NODES, MAX_PARAMS, MAX_SAVED, MAX_UNREACHED, ViewSpec)
+                                      MAX_NODES, MAX_PARAMS, MAX_SAVED, MAX_UNREACHED, MAX_UNREGISTERED, ViewSpec)
 
 _VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
 
@@ -367,8 +367,52 @@ def module_view(spec: ViewSpec, model, optimizer, named, torch) -> dict:
                           for name, p in params],
            "buffers": buffers, "state_dict": [str(k)[:200] for k in keys[:MAX_KEYS]],
            "other_keys": [str(k)[:200] for k in keys if k not in known][:MAX_KEYS]}
+    out["unregistered"] = _unregistered(model, torch)
     if optimizer is not None:
         out["optimizer"] = spec.optimizer
         out["optimizer_class"] = type(optimizer).__name__
         out["groups"] = groups
     return out
+
+
+def _unregistered(model, torch) -> list[dict]:
+    """Attributes of each submodule that hold tensors or modules the module does not register.
+
+    ``self.scale = torch.ones(3)`` or ``self.gates = {"in": nn.Parameter(...)}`` or a plain list
+    of layers: autograd still sees them, but parameters(), state_dict(), .to() and the optimizer
+    built from parameters() do not.
+    """
+    out = []
+    for path, module in itertools.islice(model.named_modules(), MAX_MODULES):
+        for name, value in list(vars(module).items()):
+            if name.startswith("_") or len(out) >= MAX_UNREGISTERED:
+                continue
+            what = _held(value, torch)
+            if what:
+                out.append({"name": f"{path}.{name}" if path else name, "holds": what})
+    return out
+
+
+def _held(value, torch) -> str:
+    if isinstance(value, torch.nn.Parameter):
+        return f"an nn.Parameter {_shape(value)}"
+    if isinstance(value, torch.Tensor):
+        return f"a tensor {_shape(value)} {str(value.dtype).removeprefix('torch.')}"
+    if isinstance(value, torch.nn.Module):
+        return ""  # registered through __setattr__; one assigned around it would be in _modules anyway
+    items = list(value.values()) if isinstance(value, dict) else list(value) if isinstance(value, (list, tuple)) else []
+    kinds = {"nn.Parameter": 0, "tensor": 0, "module": 0}
+    for item in items[:1000]:
+        if isinstance(item, torch.nn.Parameter):
+            kinds["nn.Parameter"] += 1
+        elif isinstance(item, torch.Tensor):
+            kinds["tensor"] += 1
+        elif isinstance(item, torch.nn.Module):
+            kinds["module"] += 1
+    held = [f"{n} {k}{'s' if n != 1 else ''}" for k, n in kinds.items() if n]
+    return f"a {type(value).__name__} holding {', '.join(held)}" if held else ""
+
+
+def _shape(t) -> str:
+    dims = list(t.shape)
+    return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"

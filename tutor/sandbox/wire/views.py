@@ -27,6 +27,7 @@ MAX_MEMBERS = 12  # tensors drawn over one storage
 MAX_NODES = 40  # autograd nodes walked from a tensor
 MAX_SAVED = 8  # saved tensors listed per node
 MAX_UNREACHED = 20
+MAX_UNREGISTERED = 20  # attributes holding tensors or modules a module does not register
 MAX_MODULES = 100
 MAX_PARAMS = 200  # parameters and buffers listed
 MAX_GROUP_PARAMS = 200
@@ -75,13 +76,15 @@ _PARAM = {"name": _TEXT, "shape": _INTS, "dtype": _TEXT, "requires_grad": _BOOL,
 _BUFFER = {"name": _TEXT, "shape": _INTS, "dtype": _TEXT, "persistent": _BOOL}
 _MEMBER_OF_GROUP = {"name": _TEXT, "shape": _INTS, "registered": _BOOL, "requires_grad": _BOOL}
 _GROUP = {"index": _INT, "params": [_MEMBER_OF_GROUP], "count": _INT, "settings": ("settings",)}
+_HELD = {"name": _TEXT, "holds": _TEXT}
 _MODULE = {"class": _TEXT, "tree": [_TREE], "parameters": [_PARAM], "buffers": [_BUFFER], "state_dict": [_TEXT],
-           "other_keys": [_TEXT], "optimizer": _TEXT, "optimizer_class": _TEXT, "groups": [_GROUP]}
+           "other_keys": [_TEXT], "unregistered": [_HELD], "optimizer": _TEXT, "optimizer_class": _TEXT,
+           "groups": [_GROUP]}
 
 SCHEMAS = {"storage": _STORAGE, "graph": _GRAPH, "module": _MODULE}
 _LIST_CAPS = {id(_MEMBER): MAX_MEMBERS, id(_NODE): MAX_NODES, id(_SAVED): MAX_SAVED, id(_TREE): MAX_MODULES,
               id(_PARAM): MAX_PARAMS, id(_BUFFER): MAX_PARAMS, id(_MEMBER_OF_GROUP): MAX_GROUP_PARAMS,
-              id(_GROUP): 64}
+              id(_GROUP): 64, id(_HELD): MAX_UNREGISTERED}
 
 
 def read_view(v: Any, clean: Callable[[str], str] = same) -> dict:
