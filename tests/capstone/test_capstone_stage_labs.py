@@ -18,13 +18,20 @@ STAGES = {("30_corpus_bpe.yaml", "write-bpe"): "capstone/bpe.py",
           ("32_gpt_model.yaml", "build-the-gpt"): "capstone/model.py",
           ("34_evaluation_baselines.yaml", "write-the-evaluation"): "capstone/evaluate.py",
           ("35_generation_kv_cache.yaml", "write-the-kv-cache"): "capstone/generate.py",
-          ("36_lora.yaml", "write-lora"): "capstone/lora.py"}
+          ("36_lora.yaml", "write-lora"): "capstone/lora.py",
+          ("38_export_quantize_serve.yaml", "write-the-export"): "capstone/export.py",
+          ("38_export_quantize_serve.yaml", "write-the-int8"): "capstone/quantize.py",
+          ("38_export_quantize_serve.yaml", "write-the-server"): "capstone/serve.py"}
 # Stages whose starter carries the reference's whole public interface, so that the CLI and later
 # stages can import the learner's file in the reference's place. (32's starter leaves out the KV
 # cache that module 35 adds; 36's leaves out fine-tuning, which is not that lab's subject.)
 WHOLE_INTERFACE = [("30_corpus_bpe.yaml", "write-bpe"), ("34_evaluation_baselines.yaml", "write-the-evaluation"),
-                   ("35_generation_kv_cache.yaml", "write-the-kv-cache")]
-GRADED = ["write-bpe", "write-the-evaluation", "write-the-kv-cache"]
+                   ("35_generation_kv_cache.yaml", "write-the-kv-cache"),
+                   ("38_export_quantize_serve.yaml", "write-the-export"),
+                   ("38_export_quantize_serve.yaml", "write-the-int8"),
+                   ("38_export_quantize_serve.yaml", "write-the-server")]
+GRADED = ["write-bpe", "write-the-evaluation", "write-the-kv-cache", "write-the-export", "write-the-int8",
+          "write-the-server"]
 
 # lab id -> what each wrong submission is told by the test it names, in order: the message says
 # what failed, where, and by how much (no figure that depends on the corpus's Python version)
@@ -48,6 +55,24 @@ TOLD = {
         "top_p=0.6: token 2 (probability 0.219) was never sampled",
         "with stop_token=5 the rows became [[3, 4, 5, 6, 7, 8], [0, 1, 2, 3, 4, 5]]",
         "the same prompt and seed gave other tokens after another request",
+    ],
+    "write-the-export": [
+        "LogitsOnly returned a tuple: return the logits tensor alone",
+        "it was exported in training mode, so dropout is in the graph",
+        "the program refused ids of shape (1, 1): AssertionError: Guard failed",
+        "export raised UserError: Constraints violated (batch)!",
+        "calling what load(path) returned raised RuntimeError: Unable to call ExportedProgram directly",
+    ],
+    "write-the-int8": [
+        "the model you were given was quantized too",
+        "head is int8 too, but the scope is the blocks' Linears: the head is tied to the token embedding",
+        "nats/token on held-out rows: more than 0.05 apart",
+        "saved_bytes gave 112,128 for the float model; torch.save of its state_dict writes",
+    ],
+    "write-the-server": [
+        "gave ValueError, expected {'tokens': 5, 'temperature': 0.5, 'top_k': 3, 'top_p': 0.9, 'seed': 4}",
+        "a request with temperature=-1 got status 200",
+        "the first piece reached the client only after the whole text was generated",
     ],
 }
 
