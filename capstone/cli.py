@@ -15,9 +15,11 @@ importing this file (and `--help`) never loads torch.
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import MISSING, fields
 
 from capstone import CapstoneError
+from capstone.cli_progress import add_hidden_options
 from capstone.config import (RECIPE_DROPOUT, EvalConfig, GPTConfig, LoRAConfig, SamplingConfig,
                              TrainConfig)
 from capstone.corpus import VAL_FRACTION
@@ -29,6 +31,7 @@ MODEL_OPTIONS = ("context", "d_model", "n_layer", "n_head", "dropout")
 TRAIN_OPTIONS = ("steps", "batch_size", "lr", "min_lr", "warmup_steps", "weight_decay", "grad_clip",
                  "seed", "log_every", "eval_every", "checkpoint_every")
 SOURCES = ("auto", "export", "int8")  # serve's model sources (serve.py checks the same names)
+PACKAGES = ("reference", "mine")
 
 
 def add_options(parser, config_class, names=None, *, defaults=None, unset: bool = False) -> None:
@@ -99,6 +102,7 @@ def cmd_tokenize(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     import torch
 
+    from capstone.cli_progress import again, interrupted, long_run, resumed_run
     from capstone.data import load_split_tokens
     from capstone.train import train
 
@@ -112,18 +116,25 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise CapstoneError("--resume continues the saved run with its own settings; drop "
                                 + ", ".join("--" + n.replace("_", "-") for n in given))
         model_config = config = None
+        total, tokens_per_step, first_step = resumed_run(ws)
     else:
         _, _, data_meta = load_split_tokens(ws)
         model_config = GPTConfig(**({"vocab_size": data_meta["vocab_size"], "dropout": RECIPE_DROPOUT}
                                     | {k: v for k, v in given.items() if k in MODEL_OPTIONS}))
         config = TrainConfig(**{k: v for k, v in given.items() if k in TRAIN_OPTIONS})
-    try:
-        summary = train(ws, model_config, config, resume=args.resume,
-                        stop_after=args.stop_after, time_budget=args.time_budget)
-    except KeyboardInterrupt:
-        _err("interrupted: continue from the last checkpoint with "
-             f"`pytorch-tutor capstone train --resume --workspace {ws.root}`")
-        return 130
+        total, tokens_per_step, first_step = config.steps, config.batch_size * model_config.context, 0
+    if args.stop_after is not None and total is not None:
+        total = min(total, first_step + args.stop_after)
+    with long_run(args, "train", total, tokens_per_step, first_step) as (log, on_step, stop):
+        try:
+            summary = train(ws, model_config, config, resume=args.resume, stop_after=args.stop_after,
+                            time_budget=args.time_budget, log=log, on_step=on_step)
+        except KeyboardInterrupt:  # the second Ctrl-C: no checkpoint of this moment
+            _err("aborted: the last periodic checkpoint stays; continue from it with "
+                 f"`{again(args, 'train', '--resume')}`")
+            return 130
+    if stop.requested and not summary["finished"]:
+        return interrupted(args, summary["step"], summary["steps"])
     state = "finished" if summary["finished"] else "stopped early (continue with --resume)"
     loss, rate = summary["last_train_loss"], summary["tokens_per_second_this_run"]
     print(f"train: step {summary['step']}/{summary['steps']} {state}; last train loss "
@@ -161,9 +172,15 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_finetune(args: argparse.Namespace) -> int:
+    from capstone.cli_progress import again, long_run, trained_context
     from capstone.lora import finetune_workspace
 
-    r = finetune_workspace(Workspace(args.workspace), config_from(args, LoRAConfig), log=_err)
+    ws, config = Workspace(args.workspace), config_from(args, LoRAConfig)
+    with long_run(args, "finetune", config.steps, config.batch_size * trained_context(ws)) as (log, on_step, stop):
+        r = finetune_workspace(ws, config, log=log, on_step=on_step)
+    if stop.requested and r["steps"] < config.steps:
+        _err(f"interrupted at step {r['steps']}/{config.steps}: the adapter of those steps was saved (fine-tuning "
+             f"has no --resume; `{again(args, 'finetune')}` runs all {config.steps} again)")
     print(f"LoRA rank {r['rank']}: {r['trainable_parameters']:,} trainable parameters, base frozen\n"
           f"fine-tuned {r['steps']} steps on the first {r['finetune_tokens']:,} validation tokens; on the "
           f"last {r['holdout_tokens']:,}: {r['val_before']:.4f} -> {r['val_after']:.4f} nats/token\n"
@@ -214,7 +231,11 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)
         p.add_argument("--workspace", default=DEFAULT_WORKSPACE, metavar="DIR",
                        help=f"where every artifact goes (default: ./{DEFAULT_WORKSPACE})")
-        p.set_defaults(handler=handler)
+        p.add_argument("--package", choices=PACKAGES, default="reference",
+                       help="whose code runs: this package (reference, the default) or yours, assembled from "
+                            "the stage labs in your tutor workspace and run in the sandbox (mine)")
+        add_hidden_options(p)
+        p.set_defaults(handler=handler, command_name=name)
         return p
 
     p = stage("corpus", "extract the corpus and split it into train/validation (module 30)", cmd_corpus)
@@ -269,13 +290,18 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None, *, prog: str = "pytorch-tutor capstone") -> int:
+def main(argv: list[str] | None = None, *, prog: str = "pytorch-tutor capstone", profile: str = "default") -> int:
     parser = build_parser(prog)
+    argv = list(argv) if argv is not None else None
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # --help (0) or a usage error (2): return the status, don't exit
         return e.code if isinstance(e.code, int) else 2
     try:
+        if args.package == "mine" and not args.progress_file:  # the learner's code: only ever in the sandbox
+            from tutor.capstone_mine import run_mine
+
+            return run_mine(args, argv if argv is not None else sys.argv[1:], profile)
         return args.handler(args)
     except CapstoneError as e:
         _err(f"error: {e}")

@@ -122,9 +122,11 @@ def mean_nll(model: GPT, tokens: np.ndarray) -> float:
 
 def finetune(model: GPT, train_tokens: np.ndarray, val_tokens: np.ndarray, steps: int = 200,
              batch_size: int = 16, lr: float = 2e-3, seed: int = 0,
-             log: Callable[[str], None] | None = None) -> dict:
+             log: Callable[[str], None] | None = None,
+             on_step: Callable[[int, float], bool] | None = None) -> dict:
     """AdamW on the LoRA parameters only (add_lora first), random windows of train_tokens;
-    returns nats/token on val_tokens before and after."""
+    returns nats/token on val_tokens before and after. `on_step(step, loss)` runs after every
+    step (a progress bar); returning True stops the fine-tune there (`steps` says how many ran)."""
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise CapstoneError("nothing to train: call add_lora(model) first")
@@ -136,7 +138,7 @@ def finetune(model: GPT, train_tokens: np.ndarray, val_tokens: np.ndarray, steps
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     before = mean_nll(model, val_tokens)
     model.train()
-    loss = None
+    loss, done = None, 0
     for step in range(1, steps + 1):
         starts = torch.randint(len(data) - T - 1, (batch_size,), generator=generator)
         x = torch.stack([data[s:s + T] for s in starts.tolist()])
@@ -147,14 +149,18 @@ def finetune(model: GPT, train_tokens: np.ndarray, val_tokens: np.ndarray, steps
         optimizer.step()
         if log and (step % 50 == 0 or step == steps):
             log(f"finetune step {step}/{steps} | loss {loss.item():.4f}")
+        done = step
+        if on_step and on_step(step, loss.item()):
+            break
     model.eval()
     return {"val_before": before, "val_after": mean_nll(model, val_tokens),
             "last_train_loss": None if loss is None else loss.item(),
-            "trainable_parameters": trainable_parameters(model), "steps": steps}
+            "trainable_parameters": trainable_parameters(model), "steps": done}
 
 
 def finetune_workspace(workspace: Workspace, config: LoRAConfig | None = None,
-                       log: Callable[[str], None] | None = None) -> dict:
+                       log: Callable[[str], None] | None = None,
+                       on_step: Callable[[int, float], bool] | None = None) -> dict:
     """Fine-tune the workspace checkpoint on the validation split's head (text pretraining never
     saw), score on its last `holdout` share; write finetune/lora.pt and finetune/finetune.json."""
     from capstone.data import load_split_tokens
@@ -169,7 +175,7 @@ def finetune_workspace(workspace: Workspace, config: LoRAConfig | None = None,
     cut = int(len(val_tokens) * (1 - c.holdout))
     torch.manual_seed(c.seed)
     add_lora(model, c.rank, c.alpha)
-    result = finetune(model, val_tokens[:cut], val_tokens[cut:], c.steps, c.batch_size, c.lr, c.seed, log)
+    result = finetune(model, val_tokens[:cut], val_tokens[cut:], c.steps, c.batch_size, c.lr, c.seed, log, on_step)
     workspace.adapter.parent.mkdir(parents=True, exist_ok=True)
     torch.save({"rank": c.rank, "alpha": c.alpha, "targets": list(TARGETS),
                 "lora": lora_state_dict(model)}, workspace.adapter)

@@ -169,9 +169,13 @@ class Trainer:
     def run(self, until_step: int, time_budget: float | None = None,
             val_tokens: np.ndarray | None = None,
             on_checkpoint: Callable[[], None] | None = None,
-            log: Callable[[str], None] | None = None) -> dict:
+            log: Callable[[str], None] | None = None,
+            on_step: Callable[[int, float], bool] | None = None) -> dict:
         """Train until `until_step` (or until `time_budget` seconds pass); return a summary
-        (`last_loss` and `tokens_per_second` are None if no step ran)."""
+        (`last_loss` and `tokens_per_second` are None if no step ran).
+
+        `on_step(step, loss)` is called after every step (a progress bar); when it returns True
+        the loop stops there, at a step boundary, so the checkpoint that follows resumes exactly."""
         cfg, tokens_per_step = self.config, self.config.batch_size * self.model_config.context
         start = window_start = time.perf_counter()
         first_step, window_steps, loss = self.step, 0, None
@@ -194,6 +198,8 @@ class Trainer:
                 window_start, window_steps = time.perf_counter(), 0
             if on_checkpoint and cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0:
                 on_checkpoint()
+            if on_step and on_step(self.step, loss):
+                break
         seconds = time.perf_counter() - start
         self.elapsed += seconds
         done = self.step - first_step
@@ -223,13 +229,15 @@ def load_trained_model(workspace: Workspace) -> tuple[GPT, dict]:
 def train(workspace: Workspace, model_config: GPTConfig | None = None,
           config: TrainConfig | None = None, *, resume: bool = False,
           stop_after: int | None = None, time_budget: float | None = None,
-          log: Callable[[str], None] | None = log_to_stderr) -> dict:
+          log: Callable[[str], None] | None = log_to_stderr,
+          on_step: Callable[[int, float], bool] | None = None) -> dict:
     """Train on the workspace's tokens; write train/ckpt.pt and train/train.json.
 
     resume=True continues the checkpoint with the configs stored in it (the configs passed
     here must then be None). `stop_after` ends this invocation after that many steps and
     `time_budget` after that many seconds; neither changes the schedule, so a later
-    `resume` continues as if nothing had happened.
+    `resume` continues as if nothing had happened. `on_step(step, loss)` runs after every
+    step and stops the run, with a checkpoint, when it returns True (Ctrl-C, a progress bar).
     """
     train_tokens, val_tokens, data_meta = load_split_tokens(workspace)
     if resume:
@@ -263,7 +271,7 @@ def train(workspace: Workspace, model_config: GPTConfig | None = None,
         trainer.save(workspace.checkpoint, extra)
 
     until = trainer.config.steps if stop_after is None else min(trainer.config.steps, trainer.step + stop_after)
-    result = trainer.run(until, time_budget, val_tokens, checkpoint, log)
+    result = trainer.run(until, time_budget, val_tokens, checkpoint, log, on_step)
     checkpoint()
     summary = {
         "step": trainer.step,

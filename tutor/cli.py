@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "capstone":
             from capstone.cli import main as capstone_main
 
-            return capstone_main(args.args)
+            return capstone_main(args.args, profile=args.profile)
         if args.plain:
             from tutor.profile_commands import plain
 

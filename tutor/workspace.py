@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tutor.course.schema import Drill, file_stem, is_safe_id
+from tutor.course.schema import Drill, Stage, file_stem, is_safe_id
 from tutor.locations import inside, workspace_dir
 from tutor.progress.workspace_files import COURSES
 from tutor.progress.store import BUILTIN_COURSE_ID as LEGACY_COURSE  # whose progress the schema-4 migration kept
@@ -122,15 +122,35 @@ def lab_files(space: Workspace, module_id: str, drill: Drill) -> tuple[dict[str,
         if path.exists():
             files[f.name] = read_exercise(path)
     for stage in drill.stages:
-        path = _lab_path(space, stage.module_id, stage.drill_id)
-        if uses_reference(space, stage.module_id, stage.drill_id):
-            notes.append(f"{stage.name}: the reference for {stage.module_id}/{stage.drill_id} (you switched to it)")
-        elif not path.exists():
-            notes.append(f"{stage.name}: the reference for {stage.module_id}/{stage.drill_id} (not started yet)")
-        else:
-            files[stage.name] = read_exercise(path)
-            notes.append(f"{stage.name}: your {path.name}")
+        text, note = stage_file(space, stage)
+        if text is not None:
+            files[stage.name] = text
+        notes.append(note)
     return files, notes
+
+
+def stage_file(space: Workspace, stage: Stage) -> tuple[str | None, str]:
+    """An earlier stage as the learner has it: (their file's text, or None for the stage's reference; a note).
+
+    The one decision "the learner's file or the reference" of chained labs and of the
+    capstone's ``--package mine``: a stage the learner switched to its reference, or has not
+    started yet, is the reference; otherwise it is their file as it is now.
+    """
+    whose = stage_whose(space, stage)
+    if whose != YOURS:
+        return None, f"{stage.name}: the reference for {stage.module_id}/{stage.drill_id} ({whose})"
+    path = _lab_path(space, stage.module_id, stage.drill_id)
+    return read_exercise(path), f"{stage.name}: your {path.name}"
+
+
+YOURS, SWITCHED, NOT_STARTED = "yours", "you switched to it", "not started yet"
+
+
+def stage_whose(space: Workspace, stage: Stage) -> str:
+    """YOURS, SWITCHED (to the reference) or NOT_STARTED: whose code an earlier stage runs."""
+    if uses_reference(space, stage.module_id, stage.drill_id):
+        return SWITCHED
+    return YOURS if _lab_path(space, stage.module_id, stage.drill_id).exists() else NOT_STARTED
 
 
 def header(module_id: str, drill: Drill) -> str:

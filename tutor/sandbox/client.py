@@ -83,7 +83,7 @@ class Sandbox:
     def __init__(self, python: str | None = None, output_limit: int = OUTPUT_LIMIT,
                  start_timeout: float = START_TIMEOUT, tier: Tier | str | None = None, prefork: int = 2,
                  read_only: Iterable[str | os.PathLike] = (), compile_cache: str | os.PathLike | None = None,
-                 warm_compile: bool = False):
+                 warm_compile: bool = False, output_dir: str | os.PathLike | None = None):
         self.python = python or sys.executable
         self.prefork = prefork  # confined runners kept ready, so a Run does not wait for fork
         # Directories the course's code lives in (the capstone package, helper modules): shown
@@ -93,6 +93,9 @@ class Sandbox:
         # seen only by the learner-side process of a run granted exec, in tier 1.
         self.compile_cache = os.path.abspath(os.fspath(compile_cache)) if compile_cache else None
         self.warm_compile = warm_compile  # import torch.compile's modules in the zygote while it idles
+        # A tool's output directory (``inner/output_dir.py``): read-write to runs granted "output-dir"
+        # (never a lesson's), e.g. the capstone workspace of `pytorch-tutor capstone --package mine`.
+        self.output_dir = os.path.realpath(os.fspath(output_dir)) if output_dir else None
         self.output_limit = output_limit
         self.start_timeout = start_timeout
         forced = tier if tier is not None else (os.environ.get(TIER_ENV) or None)
@@ -200,7 +203,7 @@ class Sandbox:
                     self._replaced = zygote.death or "it stopped"
                     zygote.close(wait=0.5)
                 zygote = self._zygote = _Zygote(self.python, self.choose_tier(), self.prefork, self.read_only,
-                                                 self.compile_cache, self.warm_compile)
+                                                 self.compile_cache, self.warm_compile, self.output_dir)
             return zygote
 
     async def _ensure_zygote(self) -> _Zygote:

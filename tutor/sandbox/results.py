@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from tutor.safe_text import inert
 from tutor.sandbox.inner.compile_cache import BUDGET_BYTES as CACHE_BUDGET  # standard library only
-from tutor.sandbox.wire import BadResult, Observation, read_observation
+from tutor.sandbox.wire import OUTPUT_BYTES, OUTPUT_FILES, BadResult, Observation, read_observation
 
 
 @dataclass
@@ -64,6 +64,9 @@ def from_done(header: dict, blobs: list[bytes], timeout: float, output_limit: in
     elif header.get("reason") == "compile cache":
         result = RunResult("crashed", message="The snippet wrote more than the compile cache's limit "
                                               f"({CACHE_BUDGET >> 20} MiB) and was stopped.")
+    elif header.get("reason") == "output directory":
+        result = RunResult("crashed", message="The run wrote more than the output directory's limit "
+                                              f"({OUTPUT_BYTES >> 20} MiB or {OUTPUT_FILES:,} files) and was stopped.")
     elif header.get("reason") == "cancelled":
         result = RunResult("crashed", message="The run was cancelled.")
     else:

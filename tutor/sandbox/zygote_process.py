@@ -77,13 +77,15 @@ def _run_probe(python: str) -> dict:
 
 class _Zygote:
     def __init__(self, python: str, tier: Tier, pool: int, read_only: tuple[str, ...] = (),
-                 compile_cache: str | None = None, warm_compile: bool = False):
+                 compile_cache: str | None = None, warm_compile: bool = False, output_dir: str | None = None):
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         extra = [arg for path in read_only for arg in ("--read-only", path)]
         if compile_cache:
             extra += ["--compile-cache", compile_cache]
         if warm_compile:
             extra.append("--warm-compile")
+        if output_dir:
+            extra += ["--output-dir", output_dir]
         try:
             self.proc = subprocess.Popen(
                 [python, "-I", "-m", ZYGOTE, "--tier", tier, "--fd", str(child.fileno()), "--pool", str(pool),

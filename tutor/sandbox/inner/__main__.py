@@ -26,11 +26,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--read-only", action="append", default=[], dest="read_only")
     parser.add_argument("--compile-cache", default="", dest="compile_cache")
     parser.add_argument("--warm-compile", action="store_true", dest="warm_compile")
+    parser.add_argument("--output-dir", default="", dest="output_dir")
     args = parser.parse_args(argv)
     sock = socket.socket(fileno=args.fd)
     sock.setblocking(True)
     try:
-        started = prepare(args.tier, args.read_only, args.compile_cache)
+        started = prepare(args.tier, args.read_only, args.compile_cache, args.output_dir)
     except BaseException as exc:  # noqa: BLE001 - tell the UI why, then go
         try:
             sock.sendall(framing.pack({"op": "error", "message": f"{type(exc).__name__}: {exc}"[:2000]}))

@@ -35,6 +35,8 @@ BUDGET_FILES = 8192
 
 
 class CompileCache:
+    budget_bytes, budget_files = BUDGET_BYTES, BUDGET_FILES  # what it may hold while a run uses it
+
     def __init__(self, path: str):
         self.path = path
 
@@ -51,7 +53,7 @@ class CompileCache:
         return cls(path)
 
     def usage(self) -> scratch.ScratchUsage:
-        return scratch.ScratchUsage(self.path, BUDGET_BYTES, BUDGET_FILES, BUDGET_BYTES)
+        return scratch.ScratchUsage(self.path, self.budget_bytes, self.budget_files, self.budget_bytes)
 
     def over_budget(self) -> bool | None:
         """During a run: has it grown past the budget? None when it could not be measured."""

@@ -20,7 +20,7 @@ from tutor.sandbox.inner import kernel, scratch, tree
 from tutor.sandbox.inner.pool import WATCH_EVERY, Forker, Idle, Run
 from tutor.sandbox.inner.start import Started
 from tutor.sandbox.wire import (FILE_SIZE, GRANTS, MAX_RESULT, OUTPUT_LIMIT, PROCESSES, SCRATCH_BYTES, SCRATCH_INODES,
-                                RunRequest, Tier, granted)
+                                TOOL_GRANTS, RunRequest, Tier, granted)
 
 UNMEASURED_LIMIT = 10  # tier 2: that many failed measurements in a row stop the run
 CACHE_WATCH_EVERY = 0.25  # how often a run's compile cache is measured
@@ -93,7 +93,7 @@ class Zygote:
                 soonest = 0.02
             else:
                 soonest = min(soonest, run.deadline - now)
-                if self.scratch_base or run.spec.cache:
+                if self.scratch_base or run.spec.cache or run.spec.writes_output:
                     soonest = min(soonest, run.next_watch - now)
         return max(0.0, soonest)
 
@@ -116,9 +116,11 @@ class Zygote:
             raise SystemExit(0)
 
     def refusal(self, needs: frozenset) -> str:
-        unknown = needs - set(GRANTS)
+        unknown = needs - set(GRANTS) - set(TOOL_GRANTS)
         if unknown:
             return f"the lesson asks for {', '.join(sorted(unknown))}, which the sandbox does not know how to grant"
+        if "output-dir" in needs and self.tier == Tier.NAMESPACES and self.started.output_dir is None:
+            return "this run asks for an output directory, and this sandbox was started without one"
         if needs and self.tier == Tier.LANDLOCK:
             return (f"this drill needs {', '.join(sorted(needs))}, which the sandbox grants only with namespaces "
                     "(tier 1); this machine refuses them, so it does not run here")
@@ -205,6 +207,11 @@ class Zygote:
                 run.next_watch = now + CACHE_WATCH_EVERY
                 if self.started.compile_cache.over_budget():
                     run.reason = "compile cache"
+                    _kill_group(run.pid)
+            elif run.spec.writes_output and now >= run.next_watch:
+                run.next_watch = now + CACHE_WATCH_EVERY
+                if self.started.output_dir.over_budget():
+                    run.reason = "output directory"
                     _kill_group(run.pid)
             elif self.scratch_base and now >= run.next_watch:
                 run.next_watch = now + WATCH_EVERY

@@ -178,20 +178,23 @@ def _bind_ro(source: str, target: str, recursive: bool = True) -> None:
 
 
 def build_root(plan: RootPlan, base: str, uid: int, gid: int, scratch_bytes: int, scratch_inodes: int,
-               shm: bool, exec_ok: bool, cache: tuple[str, str] | None = None) -> None:
+               shm: bool, exec_ok: bool, cache: tuple[str, str] | None = None,
+               output: tuple[str, str] | None = None) -> None:
     """Build the private root at ``base`` and switch to it (caller: pid 1 of a fresh pid and mount ns).
 
     Afterwards ``/`` holds only read-only binds of system and Python directories,
     a synthetic ``/etc``, a few device nodes, a fresh ``/proc`` for this pid
     namespace and a size-capped tmpfs at ``/tmp`` (the scratch directory and cwd); with
-    ``cache`` = (host directory, target), that one directory read-write (the compile cache).
+    ``cache`` = (host directory, target), that one directory read-write (the compile cache);
+    ``output`` likewise (the caller's output directory, ``output_dir.py``).
     """
     os.umask(0o022)  # the zygote's 077 would make the skeleton unreachable for the sandbox uid
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     # Hold every bind source open first: the tmpfs about to cover ``base`` would hide any
     # source that lives below it (a checkout or venv under /tmp, say).
     sources = {path: os.open(path, os.O_PATH | os.O_CLOEXEC) for path in plan.binds}
-    cache_fd = os.open(cache[0], os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC) if cache else None
+    writable = [(os.open(host, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC), target)
+                for host, target in filter(None, (cache, output))]
     mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755")
     # The scratch tmpfs goes in before the binds: mounted after, it would cover any bind
     # below /tmp (a checkout or venv under /tmp) and hide the files torch imports lazily.
@@ -204,11 +207,11 @@ def build_root(plan: RootPlan, base: str, uid: int, gid: int, scratch_bytes: int
     for path in plan.binds:
         _bind_ro(f"/proc/self/fd/{sources[path]}", base + path)
         os.close(sources[path])
-    if cache is not None:  # read-write, but no devices or setuid programs
-        _mkdirs(base + cache[1])
-        mount(f"/proc/self/fd/{cache_fd}", base + cache[1], None, MS_BIND)
-        mount(None, base + cache[1], None, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | _locked_flags(base + cache[1]))
-        os.close(cache_fd)
+    for fd, target in writable:  # read-write, but no devices or setuid programs
+        _mkdirs(base + target)
+        mount(f"/proc/self/fd/{fd}", base + target, None, MS_BIND)
+        mount(None, base + target, None, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | _locked_flags(base + target))
+        os.close(fd)
     for path in plan.masks:  # an empty, read-only directory where the tutor's package (and its course) was
         if os.path.isdir(base + path):
             mount("tmpfs", base + path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,

@@ -15,7 +15,7 @@ import time
 from tutor.sandbox.inner import cgroups, kernel, scratch, seccomp, tree
 from tutor.sandbox.inner.compile_cache import TARGET as CACHE_TARGET
 from tutor.sandbox.inner.runner import run_snippet, wait_for_request
-from tutor.sandbox.wire import CGROUP_RUN_MEMORY, MAX_TIMEOUT, PROCESSES, SLACK, RunRequest, Tier
+from tutor.sandbox.wire import CGROUP_RUN_MEMORY, MAX_TIMEOUT, OUTPUT_TARGET, PROCESSES, SLACK, RunRequest, Tier
 
 WATCH_EVERY = 0.1  # tier 2: how often the on-disk scratch directory is measured
 
@@ -75,6 +75,7 @@ class Forker:
         """Fork a confined runner: for ``request`` now, or (``request is None``) idle, waiting for one."""
         self.spawned += 1
         cache = self.uses_cache(grants, request)
+        output = bool(self.setup.output_dir and "output-dir" in grants)
         out = os.memfd_create("output", os.MFD_CLOEXEC)
         res = os.memfd_create("result", os.MFD_CLOEXEC)
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
@@ -103,8 +104,10 @@ class Forker:
                 raise
         spec = tree.RunSpec(devnull=self.devnull, output=out, result=res, status=status_w, scratch=run_scratch,
                             timeout=timeout, grants=grants, seccomp_filter=self._filter(grants),
-                            zygote_pid=self.me, go=go_r, done=done_w, cgroup=cgroup, cache=cache)
+                            zygote_pid=self.me, go=go_r, done=done_w, cgroup=cgroup, cache=cache, writes_output=output)
         env = child_env(run_scratch, CACHE_TARGET if cache else "")
+        if output:
+            env["PYTORCH_TUTOR_OUTPUT_DIR"] = OUTPUT_TARGET
         torch = self.torch
 
         def body() -> None:

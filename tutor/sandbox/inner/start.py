@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from tutor.sandbox.inner import cgroups, kernel, landlock, mounts, scratch, seccomp, warm
 from tutor.sandbox.inner.compile_cache import CompileCache
+from tutor.sandbox.inner.output_dir import OutputDir
 from tutor.sandbox.inner.tree import Setup
 from tutor.sandbox.wire import CGROUP_RUN_MEMORY, PROCESSES, Tier
 
@@ -29,9 +30,10 @@ class Started:
     cgroup_note: str  # how it was had, or why there is none
     compile_cache: CompileCache | None  # tier 1: the course's compile cache, for runs granted exec
     facts: dict  # the ``ready`` message
+    output_dir: OutputDir | None = None  # tier 1: the caller's output directory, for runs granted output-dir
 
 
-def prepare(tier: Tier, extra_ro: list[str], compile_cache: str = "") -> Started:
+def prepare(tier: Tier, extra_ro: list[str], compile_cache: str = "", output_dir: str = "") -> Started:
     started = time.monotonic()
     os.umask(0o077)
     os.chdir("/")
@@ -51,6 +53,7 @@ def prepare(tier: Tier, extra_ro: list[str], compile_cache: str = "") -> Started
     extra = [p for p in (os.path.abspath(p) for p in extra_ro) if os.path.exists(p)]
     extra = mounts.without(extra, mounts.hidden_dirs(extra))  # never the tutor's own course
     cache = CompileCache.open(compile_cache, uid, gid, root) if compile_cache and tier == Tier.NAMESPACES else None
+    output = OutputDir.open(output_dir, uid, gid, root) if output_dir and tier == Tier.NAMESPACES else None
     path_fds: list[int] = []
     python_ro: list[str] = []
     plan = None
@@ -63,7 +66,7 @@ def prepare(tier: Tier, extra_ro: list[str], compile_cache: str = "") -> Started
         os.chmod(scratch_base, 0o711)
     setup = Setup(tier=tier, uid=uid, gid=gid, root=root, landlock_abi=abi, seccomp=has_seccomp, plan=plan,
                   base=_mount_base(), path_fds=path_fds, python_ro=python_ro, extra_ro=extra,
-                  compile_cache=cache.path if cache else "")
+                  compile_cache=cache.path if cache else "", output_dir=output.path if output else "")
     torch, threads = warm.warm_torch()
     if path_fds:
         warm.cache_unreachable_sources(uid, gid)
@@ -76,8 +79,9 @@ def prepare(tier: Tier, extra_ro: list[str], compile_cache: str = "") -> Started
         "python": sys.executable, "scratch_base": scratch_base, "plan": plan.as_dict() if plan else None,
         "path_fds": len(path_fds), "extra_ro": extra, "warm_seconds": round(time.monotonic() - started, 3),
         "cgroup": bool(cgroup_base), "cgroup_note": cgroup_note, "compile_cache": cache.path if cache else "",
+        "output_dir": output.path if output else "",
     }
-    return Started(setup, torch, threads, scratch_base, cgroup_base, cgroup_note, cache, facts)
+    return Started(setup, torch, threads, scratch_base, cgroup_base, cgroup_note, cache, facts, output)
 
 
 def _mount_base() -> str:

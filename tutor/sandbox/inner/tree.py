@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 
 from tutor.sandbox.inner import cgroups, kernel, landlock, mounts, seccomp
 from tutor.sandbox.inner.compile_cache import TARGET as CACHE_TARGET
-from tutor.sandbox.wire import ADDRESS_SPACE, FILE_SIZE, OPEN_FILES, PROCESSES, SCRATCH_BYTES, SCRATCH_INODES, Tier
+from tutor.sandbox.wire import (ADDRESS_SPACE, FILE_SIZE, OPEN_FILES, OUTPUT_BYTES, OUTPUT_TARGET, PROCESSES, SCRATCH_BYTES,
+                                SCRATCH_INODES, Tier)
 
 PATH_FD_BASE = 200
 STATUS_FD = 4
@@ -55,6 +56,7 @@ class Setup:
     python_ro: list[str] = field(default_factory=list)  # Python directories, as the runner names them
     extra_ro: list[str] = field(default_factory=list)  # what the caller asked to show read-only (a course's code)
     compile_cache: str = ""  # tier 1: the course's compile cache on the host (``compile_cache.py``)
+    output_dir: str = ""  # tier 1: the caller's output directory on the host (``output_dir.py``)
 
 
 @dataclass
@@ -74,6 +76,7 @@ class RunSpec:
     go: int | None = None  # pre-forked runners wait on this pipe for their request (fd 6)
     cgroup: str = ""  # a cgroup v2 directory capping this run's memory and tasks, when one can be had
     cache: bool = False  # this run sees the compile cache read-write (tier 1, granted exec, learner side)
+    writes_output: bool = False  # this run sees the output directory read-write (tier 1, granted output-dir)
 
 
 def spawn(setup: Setup, spec: RunSpec, body) -> int:
@@ -198,7 +201,8 @@ def _tier1_b(setup: Setup, spec: RunSpec, body) -> None:
     assert setup.plan is not None
     mounts.build_root(setup.plan, setup.base, setup.uid, setup.gid, SCRATCH_BYTES, SCRATCH_INODES,
                        shm="processes" in spec.grants, exec_ok="exec" in spec.grants,
-                       cache=(setup.compile_cache, CACHE_TARGET) if spec.cache else None)
+                       cache=(setup.compile_cache, CACHE_TARGET) if spec.cache else None,
+                       output=(setup.output_dir, OUTPUT_TARGET) if spec.writes_output else None)
     if setup.root:
         kernel.drop_to(setup.uid, setup.gid)
         kernel.set_pdeathsig(signal.SIGKILL)
@@ -230,10 +234,11 @@ def _tier1_b(setup: Setup, spec: RunSpec, body) -> None:
             os._exit(0)
 
 
-def rlimits(tier1: bool) -> dict:
+def rlimits(tier1: bool, output: bool = False) -> dict:
     limits = {
         resource.RLIMIT_AS: ADDRESS_SPACE,
-        resource.RLIMIT_FSIZE: FILE_SIZE,
+        # a run that writes the output directory may write files as large as its budget (a checkpoint)
+        resource.RLIMIT_FSIZE: OUTPUT_BYTES if output else FILE_SIZE,
         resource.RLIMIT_NOFILE: OPEN_FILES,
         resource.RLIMIT_CORE: 0,
     }
@@ -257,7 +262,8 @@ def cpu_seconds(timeout: float) -> int:
 def landlock_paths(setup: Setup, spec: RunSpec) -> tuple[list, list, list]:
     devices = ["/dev/null", "/dev/zero", "/dev/full"]
     if setup.tier == Tier.NAMESPACES:
-        rw = ["/tmp"] + (["/dev/shm"] if "processes" in spec.grants else []) + ([CACHE_TARGET] if spec.cache else [])
+        rw = (["/tmp"] + (["/dev/shm"] if "processes" in spec.grants else []) + ([CACHE_TARGET] if spec.cache else [])
+              + ([OUTPUT_TARGET] if spec.writes_output else []))
         return ["/"], rw, devices
     ro = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime",
           "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/sys/devices/system/cpu", f"/proc/{os.getpid()}",
@@ -278,7 +284,7 @@ def _runner(setup: Setup, spec: RunSpec, body, tier1: bool) -> None:
         kernel.set_pdeathsig(signal.SIGKILL)
     kernel.set_name("sandbox-run")
     os.chdir(spec.scratch)
-    kernel.set_rlimits(rlimits(tier1))
+    kernel.set_rlimits(rlimits(tier1, spec.writes_output))
     kernel.set_cpu_limit(cpu_seconds(spec.timeout))
     if setup.tier != Tier.NONE:
         if setup.landlock_abi or setup.seccomp:

@@ -119,6 +119,16 @@ _TIER_STRENGTH = {Tier.NAMESPACES: 3, Tier.LANDLOCK: 2, Tier.WEAK: 1, Tier.NONE:
 GRANTS = ("processes", "exec", "loopback")
 IMPLIED = {"exec": ("processes",)}
 
+# What the tutor's own tools may ask for, never a lesson (``course/schema.py`` reads only GRANTS):
+# "output-dir": the one host directory the caller gave ``Sandbox(output_dir=...)``, read-write at
+# OUTPUT_TARGET (tier 1), for a run that writes artifacts the tutor then uses (the capstone's
+# workspace under ``pytorch-tutor capstone --package mine``). Such a run may last OUTPUT_RUN_TIMEOUT.
+TOOL_GRANTS = ("output-dir",)
+OUTPUT_TARGET = "/workspace"
+OUTPUT_RUN_TIMEOUT = 6 * 3600.0
+OUTPUT_BYTES = 1 << 30  # what the output directory may hold during a run (measured like a scratch)
+OUTPUT_FILES = 20_000
+
 
 def granted(needs) -> frozenset:
     """The grants a set of declared needs amounts to (with what each implies)."""
@@ -214,9 +224,9 @@ class RunRequest:
             asks.append(AskSpec(as_text(a["key"], 2000), None if expr is None else as_text(expr),
                                 one_of(a.get("mode", "value"), ("value", "raises"))))
         timeout = as_number(data.get("timeout", DEFAULT_TIMEOUT))
-        if not 0 < timeout <= MAX_TIMEOUT:
-            raise ValueError(f"timeout {timeout!r} out of range")
         needs = tuple(as_text(n, 40) for n in as_list(data.get("needs", [])))
+        if not 0 < timeout <= (OUTPUT_RUN_TIMEOUT if "output-dir" in needs else MAX_TIMEOUT):
+            raise ValueError(f"timeout {timeout!r} out of range")
         return cls(code=as_text(data.get("code", ""), 4 << 20), setup=as_text(data.get("setup", ""), 4 << 20),
                    check=as_text(data.get("check", ""), 4 << 20), asks=tuple(asks), timeout=float(timeout),
                    probe=as_text(data.get("probe", ""), 4 << 20), export=as_bool(data.get("export", False)),

@@ -1,0 +1,131 @@
+"""`pytorch-tutor capstone ... --package mine`: the commands on the learner's own stage files, in the sandbox.
+
+Real runs (tier 1 only: the sandbox must mount the workspace for the run to write): a
+workspace whose stage files are the reference's own copies trains bit for bit like the
+reference package, a broken stage file fails with one line naming the stage, and the summary
+says whose code each stage was. The learner's files are never imported by the test's process.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from capstone.tiny import tiny_workspace
+from tutor.cli import main as tutor_main
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ["--steps", "12", "--context", "32", "--d-model", "32", "--n-layer", "1", "--n-head", "2",
+        "--batch-size", "4", "--log-every", "4", "--eval-every", "0", "--threads", "1"]
+PROFILE = "learner"
+
+
+@pytest.fixture(scope="module")
+def tier1():
+    from tutor.sandbox.client import Sandbox
+
+    box = Sandbox()
+    try:
+        if box.choose_tier() != "1":
+            pytest.skip("--package mine needs tier 1 (the sandbox mounts the workspace)")
+    finally:
+        box.close_sync()
+
+
+def write_stage(module_id: str, lab_id: str, text: str) -> Path:
+    from tutor.course.loader import load_course
+    from tutor.locations import builtin_course_dir
+    from tutor.workspace import exercise_path
+
+    module = {m.id: m for m in load_course(builtin_course_dir()).modules()}[module_id]
+    path = exercise_path(PROFILE, module_id, module.drill(lab_id))
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def capstone(*argv: str) -> int:
+    return tutor_main(["--profile", PROFILE, "capstone", *argv])
+
+
+def weights(ws: Path) -> dict:
+    return torch.load(ws / "train" / "ckpt.pt", weights_only=True)["model"]
+
+
+def test_the_reference_copies_train_bit_for_bit_like_the_reference(tier1, tmp_path, capsys):
+    write_stage("32", "build-the-gpt", (ROOT / "capstone" / "model.py").read_text(encoding="utf-8"))
+    mine, reference = tiny_workspace(tmp_path / "mine", train=False), tiny_workspace(tmp_path / "ref", train=False)
+
+    assert capstone("train", "--package", "mine", "--workspace", str(mine.root), *TINY) == 0
+    out, err = capsys.readouterr()
+    assert "train: step 12/12 finished" in out
+    assert f"wrote {mine.root.resolve()}/train/ckpt.pt" in out      # the host's path, not the sandbox's
+    assert "model: your 32_build_the_gpt.py" in err and "train: the reference" in err
+    assert "Traceback" not in out + err
+
+    assert capstone("train", "--workspace", str(reference.root), *TINY) == 0
+    a, b = weights(mine.root), weights(reference.root)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+    assert capstone("eval", "--package", "mine", "--stride", "16", "--workspace", str(mine.root)) == 0
+    out, err = capsys.readouterr()
+    assert "nats/token" in out and "model: your 32_build_the_gpt.py" in err
+
+
+def test_a_broken_stage_file_fails_in_one_line_that_names_it(tier1, tmp_path, capsys):
+    model = (ROOT / "capstone" / "model.py").read_text(encoding="utf-8")
+    ws = tiny_workspace(tmp_path / "ws", train=False)
+    write_stage("32", "build-the-gpt", model.replace("        x = x + self.mlp(self.ln_2(x))\n",
+                                                     "        x = x + self.mlp(self.ln_2(x)) + nonsense\n"))
+    assert capstone("train", "--package", "mine", "--workspace", str(ws.root), *TINY) == 1
+    out, err = capsys.readouterr()
+    assert "your model.py (stage 4, 32/build-the-gpt)" in err and "NameError" in err and "in forward" in err
+    assert "Traceback" not in out + err
+
+    write_stage("32", "build-the-gpt", model + "\ndef unfinished(:\n")
+    assert capstone("train", "--package", "mine", "--workspace", str(ws.root), *TINY) == 1
+    err = capsys.readouterr().err
+    assert "your model.py (stage 4, 32/build-the-gpt), line" in err and "SyntaxError" in err
+    assert "Traceback" not in err and not (ws.root / "train" / "ckpt.pt").exists()
+
+
+def test_a_stage_switched_to_its_reference_runs_the_reference(tier1, tmp_path, capsys):
+    from tutor.workspace import use_reference
+
+    write_stage("32", "build-the-gpt", "raise SystemExit('never imported')\n")
+    use_reference(PROFILE, "32", "build-the-gpt")
+    ws = tiny_workspace(tmp_path / "ws", train=False)
+    assert capstone("train", "--package", "mine", "--workspace", str(ws.root), *TINY) == 0
+    err = capsys.readouterr().err
+    assert "model: the reference for 32/build-the-gpt (you switched to it)" in err
+
+
+def test_serve_over_http_is_refused_and_corpus_says_it_is_the_reference(tmp_path, capsys):
+    assert capstone("serve", "--package", "mine", "--workspace", str(tmp_path)) == 2
+    assert "--terminal" in capsys.readouterr().err
+    corpus_file = tmp_path / "c.txt"
+    corpus_file.write_text("a small corpus\n" * 200, encoding="utf-8")
+    assert capstone("corpus", "--package", "mine", "--corpus", str(corpus_file), "--workspace", str(tmp_path / "w")) == 0
+    assert "runs the reference" in capsys.readouterr().err
+
+
+def test_the_cli_process_never_imports_a_learner_file(tier1, tmp_path):
+    import subprocess
+
+    write_stage("32", "build-the-gpt", (ROOT / "capstone" / "model.py").read_text(encoding="utf-8")
+                + "\nimport os\nopen(os.environ.get('MARK', '/nonexistent/x'), 'w').write('imported')\n")
+    ws = tiny_workspace(tmp_path / "ws", train=False)
+    mark = tmp_path / "imported-on-the-host"
+    import os
+
+    env = dict(os.environ, MARK=str(mark))
+    done = subprocess.run([sys.executable, "-m", "tutor", "--profile", PROFILE, "capstone", "train", "--package",
+                           "mine", "--workspace", str(ws.root), *TINY], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+    # inside the sandbox MARK is not set and the host path is not visible: the write fails there
+    assert not mark.exists()
+    assert "your model.py (stage 4, 32/build-the-gpt)" in done.stderr and "Traceback" not in done.stderr

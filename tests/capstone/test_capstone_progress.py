@@ -1,0 +1,148 @@
+"""Progress of the long commands, and Ctrl-C: a real SIGINT at a step, a checkpoint, an exact resume.
+
+The interruption is event-driven: the signal is raised when the progress bar is told that
+step 7 finished, never after a sleep; the resumed run must end with the same weights, AdamW
+state and RNG states as a run that was never interrupted.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+
+import torch
+
+from capstone.cli import main
+from capstone.progress import ProgressBar, ProgressFile, ProgressFollower, StopRequest, duration
+from capstone.tiny import tiny_workspace
+
+TINY = ["--steps", "20", "--context", "32", "--d-model", "32", "--n-layer", "1", "--n-head", "2",
+        "--batch-size", "4", "--log-every", "5", "--eval-every", "0", "--checkpoint-every", "0",
+        "--dropout", "0.1", "--threads", "1"]
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_the_bar_shows_steps_rate_time_left_and_loss_and_plain_lines_off_a_terminal():
+    clock, out = Clock(), io.StringIO()
+    bar = ProgressBar("train", 1600, 4096, stream=out, tty=False, clock=clock)
+    for step in range(1, 161):
+        clock.now += 0.25
+        bar.update(step, 3.0 - step / 1000)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2  # one line every 5 % (80 steps) off a terminal
+    assert lines[-1].startswith("train  160/1600  [##..................]")
+    assert "16.4k tok/s" in lines[-1] and "6m00s left" in lines[-1] and "loss 2.8400" in lines[-1]
+    assert "\r" not in out.getvalue()
+    assert duration(45) == "45s" and duration(3725) == "1h02m"
+
+
+def test_on_a_terminal_the_bar_redraws_in_place_and_log_lines_go_above_it():
+    clock = Clock()
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Tty()
+    bar = ProgressBar("finetune", 10, 100, stream=out, clock=clock)
+    for step in range(1, 4):
+        clock.now += 1.0
+        bar.update(step, 1.5)
+    bar.log("finetune step 3/10 | loss 1.5000")
+    bar.close()
+    text = out.getvalue()
+    assert text.count("\r\x1b[K") >= 4 and text.endswith("\n")
+    assert "\r\x1b[Kfinetune step 3/10 | loss 1.5000\n\r\x1b[Kfinetune  3/10" in text
+    assert "7s left" in text
+
+
+def test_the_tutor_reads_the_sandboxed_runs_progress_as_checked_data(tmp_path):
+    path = tmp_path / "progress.jsonl"
+    writer = ProgressFile(path, "train", 4, 128)
+    writer.log("new run: \x1b[31mred\x1b[0m")
+    writer.update(1, 5.5)
+    writer.close()
+    with open(path, "ab") as f:  # what hostile code in the run could add
+        f.write(b"not json\n" + b"[1, 2]\n" + json.dumps({"step": "2", "loss": 1}).encode() + b"\n"
+                + json.dumps({"step": 2, "loss": True}).encode() + b"\n" + b"x" * 10_000 + b"\n"
+                + b'{"step": 3, "loss": 4.25')  # an unfinished line waits for the next poll
+
+    shown, bars = [], []
+    out = io.StringIO()
+
+    def make_bar(label, total, tps, first):
+        bars.append(ProgressBar(label, total, tps, first_step=first, stream=out, tty=False))
+        return bars[-1]
+
+    follower = ProgressFollower(lambda offset: path.read_bytes()[offset:], make_bar,
+                                lambda text: text.replace("\x1b", "?"), shown.append)
+    follower.poll()
+    assert len(bars) == 1 and bars[0].total == 4 and bars[0].step == 2 and bars[0].loss is None
+    assert "new run: ?[31mred?[0m" in out.getvalue()
+    with open(path, "ab") as f:
+        f.write(b"}\n")
+    follower.poll()
+    assert bars[0].step == 3 and bars[0].loss == 4.25
+
+
+def test_a_stop_file_stops_the_loop(tmp_path):
+    stop = StopRequest(tmp_path / "stop")
+    assert stop() is False
+    (tmp_path / "stop").write_text("")
+    assert stop() is True and stop.requested
+
+
+def test_ctrl_c_at_a_step_writes_a_checkpoint_and_the_resume_is_bit_identical(tmp_path, capsys, monkeypatch,
+                                                                              one_thread):
+    straight, stopped = tiny_workspace(tmp_path / "straight", train=False), tiny_workspace(tmp_path / "stopped", train=False)
+    assert main(["train", *TINY, "--workspace", str(straight.root)]) == 0
+    capsys.readouterr()
+
+    update = ProgressBar.update
+
+    def interrupt_at_step_7(self, step, loss, now=None):
+        update(self, step, loss, now)
+        if step == 7:
+            signal.raise_signal(signal.SIGINT)  # what Ctrl-C sends, at a known step
+
+    monkeypatch.setattr(ProgressBar, "update", interrupt_at_step_7)
+    assert main(["train", *TINY, "--workspace", str(stopped.root)]) == 130
+    err = capsys.readouterr().err
+    assert "stopping after this step" in err
+    assert "interrupted at step 7/20" in err and f"train --resume --workspace {stopped.root}" in err
+    assert torch.load(stopped.checkpoint, weights_only=True)["step"] == 7
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back
+    monkeypatch.undo()
+
+    assert main(["train", "--resume", "--threads", "1", "--workspace", str(stopped.root)]) == 0
+    assert "step 20/20 finished" in capsys.readouterr().out
+    a = torch.load(straight.checkpoint, weights_only=True)
+    b = torch.load(stopped.checkpoint, weights_only=True)
+    assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
+    for ga, gb in zip(a["optimizer"]["state"].values(), b["optimizer"]["state"].values()):
+        assert all(torch.equal(ga[k], gb[k]) for k in ga)
+    assert torch.equal(a["rng"]["torch"], b["rng"]["torch"])
+
+
+def test_ctrl_c_during_finetune_keeps_the_adapter_of_the_steps_done(tmp_path, capsys, monkeypatch, one_thread):
+    ws = tiny_workspace(tmp_path / "ws")
+    update = ProgressBar.update
+
+    def interrupt_at_step_3(self, step, loss, now=None):
+        update(self, step, loss, now)
+        if step == 3 and self.label == "finetune":
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(ProgressBar, "update", interrupt_at_step_3)
+    assert main(["finetune", "--steps", "6", "--batch-size", "2", "--workspace", str(ws.root)]) == 0
+    out, err = capsys.readouterr()
+    assert "interrupted at step 3/6" in err and "fine-tuned 3 steps" in out
+    assert ws.adapter.exists()

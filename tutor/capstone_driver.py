@@ -1,0 +1,78 @@
+"""The program `capstone --package mine` runs in the sandbox (see ``tutor/capstone_mine.py``).
+
+It makes the learner's stage files importable as ``capstone.<module>`` (so every stage that
+imports an earlier one gets the learner's) and as ``llm.<module>`` (the name the stage labs
+import them by), runs ``capstone.cli.main`` on the command line, and binds three names the
+tutor reads from the observation: ``status`` (the command's exit status), ``problem`` (an
+exception that escaped, named by the learner's file and line, never a traceback) and
+``imported`` (the capstone modules the command used). ``STAGES_JSON`` and ``ARGV_JSON`` are
+replaced by the tutor with JSON string literals; nothing here runs on the tutor's side.
+"""
+
+STATUS_NAMES = ("status", "problem", "imported")
+
+DRIVER = r'''
+def _drive(stages, argv):
+    import importlib
+    import importlib.abc
+    import importlib.util
+    import sys
+    import traceback
+
+    origins = {spec["origin"]: spec["label"] for spec in stages.values()}
+
+    class LearnerStages(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        """capstone.<stage> from the learner's text; llm.<stage> is the same module object."""
+
+        def find_spec(self, fullname, path=None, target=None):
+            if fullname in stages:
+                return importlib.util.spec_from_loader(fullname, self, origin=stages[fullname]["origin"])
+            if fullname == "llm" or fullname.startswith("llm."):
+                return importlib.util.spec_from_loader(fullname, self, is_package=fullname == "llm")
+            return None
+
+        def create_module(self, spec):
+            if spec.name.startswith("llm."):
+                return importlib.import_module("capstone." + spec.name[len("llm."):])
+            return None
+
+        def exec_module(self, module):
+            name = module.__name__
+            if name in stages and not getattr(module, "_learner_loaded", False):
+                module.__file__ = stages[name]["origin"]
+                module._learner_loaded = True
+                exec(compile(stages[name]["source"], stages[name]["origin"], "exec"), module.__dict__)
+
+        def get_source(self, fullname):
+            return stages.get(fullname, {}).get("source")
+
+    def where(exc):
+        if isinstance(exc, SyntaxError) and exc.filename in origins:
+            return f"{origins[exc.filename]}, line {exc.lineno}"
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in origins]
+        if frames:
+            return f"{origins[frames[-1].filename]}, line {frames[-1].lineno}, in {frames[-1].name}"
+        return ""
+
+    sys.meta_path.insert(0, LearnerStages())
+    problem, status = "", 1
+    try:
+        from capstone.cli import main
+        status = main(argv)
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else 1
+    except BaseException as exc:  # the learner's code: say where, never a traceback
+        place = where(exc)
+        message = str(exc).splitlines()[0] if str(exc) else ""
+        problem = (f"{place}: " if place else "") + f"{type(exc).__name__}: {message}"[:1500]
+        if not place:
+            problem += " (in code of yours it called: run the stage's lab to find which contract fails)"
+    imported = "|".join(sorted(name for name in sys.modules if name.startswith("capstone.")))
+    return status, problem, imported
+
+
+import json as _json
+
+status, problem, imported = _drive(_json.loads(STAGES_JSON), _json.loads(ARGV_JSON))
+del _drive, _json
+'''
