@@ -157,9 +157,29 @@ def cmd_eval(args: argparse.Namespace) -> int:
         m = r[name]
         k = f"  (add-k, k={m['k']:.3g})" if "k" in m else ""
         print(f"  {name:<8} {m['nats_per_token']:.4f} nats/token  {m['bits_per_byte']:.4f} bits/byte{k}")
-    print(f"  model beats the best bigram by {r['gap_to_bigram']:.4f} nats/token\n"
-          f"wrote {ws.eval_report}")
+    print(f"  model beats the best bigram by {r['gap_to_bigram']:.4f} nats/token")
+    print(beside_the_references(r, "your package" if args.package == "mine" else "this run"))
+    print(f"wrote {ws.eval_report}")
     return 0
+
+
+# The figures a run is compared with (capstone/README.md): nats/token at stride 64 for the model
+# and the best add-k bigram. The reference's are this package's default recipe on the default
+# corpus; the course's are the outline's (another corpus: compare the gaps, not the values).
+REFERENCE_FIGURES = {"the reference (capstone/)": (2.631, 3.623), "the course": (2.946, 3.669)}
+
+
+def beside_the_references(r: dict, label: str) -> str:
+    """This evaluation's figures beside the reference package's and the course's, as a small table."""
+    rows = [(label, r["model"]["nats_per_token"], r["bigram"]["nats_per_token"])]
+    rows += [(name, model, bigram) for name, (model, bigram) in REFERENCE_FIGURES.items()]
+    width = max(len(name) for name, _, _ in rows)
+    lines = [f"  {'':<{width}}  model  bigram  below the bigram"]
+    lines += [f"  {name:<{width}}  {model:5.3f}  {bigram:6.3f}  {bigram - model:16.3f}" for name, model, bigram in rows]
+    if (r["context"], r["stride"]) != (GPTConfig.context, EvalConfig.stride):
+        lines.append(f"  (the other rows are for context {GPTConfig.context} at stride {EvalConfig.stride}; "
+                     f"this run is context {r['context']}, stride {r['stride']})")
+    return "nats/token on validation:\n" + "\n".join(lines)
 
 
 def cmd_sample(args: argparse.Namespace) -> int:

@@ -5,19 +5,45 @@ imports an earlier one gets the learner's) and as ``llm.<module>`` (the name the
 import them by), runs ``capstone.cli.main`` on the command line, and binds three names the
 tutor reads from the observation: ``status`` (the command's exit status), ``problem`` (an
 exception that escaped, named by the learner's file and line, never a traceback) and
-``imported`` (the capstone modules the command used). ``STAGES_JSON`` and ``ARGV_JSON`` are
-replaced by the tutor with JSON string literals; nothing here runs on the tutor's side.
+``imported`` (the capstone modules the command used). Whatever the command writes to stderr
+(its progress lines, its messages) goes to the progress file as ``{"log": line}`` events, so
+the tutor shows it while the run goes on; stdout (the summary) comes back with the result.
+``STAGES_JSON``, ``ARGV_JSON`` and ``PROGRESS_JSON`` are replaced by the tutor with JSON string
+literals; nothing here runs on the tutor's side.
 """
 
 STATUS_NAMES = ("status", "problem", "imported")
 
 DRIVER = r'''
-def _drive(stages, argv):
+def _drive(stages, argv, progress):
     import importlib
     import importlib.abc
     import importlib.util
+    import io
+    import json
     import sys
     import traceback
+
+    class LogLines(io.TextIOBase):
+        """stderr as progress-file events, a line at a time."""
+
+        def __init__(self, path):
+            self.file, self.pending = open(path, "a", encoding="utf-8", buffering=1), ""
+
+        def writable(self):
+            return True
+
+        def write(self, text):
+            self.pending += text
+            while "\n" in self.pending:
+                line, self.pending = self.pending.split("\n", 1)
+                self.file.write(json.dumps({"log": line[:1000]}) + "\n")
+            return len(text)
+
+        def flush(self):
+            self.file.flush()
+
+    sys.stderr = LogLines(progress)
 
     origins = {spec["origin"]: spec["label"] for spec in stages.values()}
 
@@ -68,11 +94,15 @@ def _drive(stages, argv):
         if not place:
             problem += " (in code of yours it called: run the stage's lab to find which contract fails)"
     imported = "|".join(sorted(name for name in sys.modules if name.startswith("capstone.")))
+    if sys.stderr.pending:  # an unfinished last line
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+    sys.stderr = sys.__stderr__
     return status, problem, imported
 
 
 import json as _json
 
-status, problem, imported = _drive(_json.loads(STAGES_JSON), _json.loads(ARGV_JSON))
+status, problem, imported = _drive(_json.loads(STAGES_JSON), _json.loads(ARGV_JSON), _json.loads(PROGRESS_JSON))
 del _drive, _json
 '''

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from capstone.progress import MAX_READ, ProgressBar, ProgressFollower
-from capstone.stages import STAGE_LABS, StageLab
+from capstone.stages import STAGE_LABS, StageLab, stage_for_lab
 from tutor.capstone_driver import DRIVER, STATUS_NAMES
 from tutor.safe_text import inert, safe_line
 from tutor.sandbox.wire import OUTPUT_RUN_TIMEOUT, OUTPUT_TARGET, RunRequest
@@ -65,6 +65,21 @@ def learner_package(profile: str) -> list[StageChoice]:
         text, note = stage_file(profile, Stage(row.module, row.course_module, drill.id, drill.solution))
         choices.append(StageChoice(row, text, note))
     return choices
+
+
+def package_line(profile: str, module) -> str | None:
+    """The map's line for a module whose labs write capstone stages: whose code each stage is now
+    (``None`` for any other module). One line, so it fits the map's details at 80 columns."""
+    from tutor.course.schema import Stage
+    from tutor.workspace import YOURS, stage_whose
+
+    parts = []
+    for drill in module.drills:
+        row = stage_for_lab(module.id, drill.id)
+        if row is not None:
+            whose = stage_whose(profile, Stage(row.module, module.id, drill.id, drill.solution))
+            parts.append(f"stage {row.stage} {row.module}.py " + ("yours" if whose == YOURS else f"the reference ({whose})"))
+    return ("Your package: " + "; ".join(parts)) if parts else None
 
 
 def run_mine(args: argparse.Namespace, argv: list[str], profile: str) -> int:
@@ -115,7 +130,8 @@ def driver_code(choices: list[StageChoice], argv: list[str]) -> str:
     stages = {c.name: {"source": c.source, "origin": f"<your {c.note.split('your ', 1)[-1]}>",
                        "label": f"your {c.stage.module}.py (stage {c.stage.stage}, {c.stage.lab_ref})"}
               for c in choices if c.source is not None}
-    return DRIVER.replace("STAGES_JSON", repr(json.dumps(stages))).replace("ARGV_JSON", repr(json.dumps(argv)))
+    return (DRIVER.replace("STAGES_JSON", repr(json.dumps(stages))).replace("ARGV_JSON", repr(json.dumps(argv)))
+            .replace("PROGRESS_JSON", repr(json.dumps(f"{OUTPUT_TARGET}/{PROGRESS_FILE}"))))
 
 
 # ---------------------------------------------------------------- the run, its progress, Ctrl-C
@@ -175,7 +191,8 @@ def _run_in_sandbox(request: RunRequest, root: Path):
                     f"to write; this machine offers {box.tier}")
         files = _WorkspaceFiles(root)
         follower = ProgressFollower(files.read_progress, lambda label, total, tps, first:
-                                    ProgressBar(label, total, tps, first_step=first), safe_line, say)
+                                    ProgressBar(label, total, tps, first_step=first),
+                                    lambda text: safe_line(host_paths(text, root)), say)
         outcome: dict = {}
         worker = threading.Thread(target=lambda: outcome.update(result=run_sync(request, box)), daemon=True)
         worker.start()
@@ -205,10 +222,14 @@ def _run_in_sandbox(request: RunRequest, root: Path):
         box.close_sync()
 
 
+def host_paths(text: str, root: Path) -> str:
+    """The run's messages name the workspace where the sandbox shows it: say where it is on the host."""
+    return re.sub(rf"(?<![\w/.]){re.escape(OUTPUT_TARGET)}(?=/|\b|$)", lambda _: str(root), text)
+
+
 def _report(result, choices: list[StageChoice], root: Path, command: str) -> int:
     """Print what the run printed (paths in the host's terms), whose code ran, and its status."""
-    shown = str(root)
-    text = re.sub(rf"(?<![\w/.]){re.escape(OUTPUT_TARGET)}(?=/|\b|$)", lambda _: shown, result.output or "")
+    text = host_paths(result.output or "", root)
     obs = result.observation
     if not result.ok or obs is None:
         sys.stdout.write(text)

@@ -74,6 +74,7 @@ def test_the_reference_copies_train_bit_for_bit_like_the_reference(tier1, tmp_pa
     assert capstone("eval", "--package", "mine", "--stride", "16", "--workspace", str(mine.root)) == 0
     out, err = capsys.readouterr()
     assert "nats/token" in out and "model: your 32_build_the_gpt.py" in err
+    assert "your package" in out and "the course                 2.946   3.669             0.723" in out
 
 
 def test_a_broken_stage_file_fails_in_one_line_that_names_it(tier1, tmp_path, capsys):
@@ -129,3 +130,33 @@ def test_the_cli_process_never_imports_a_learner_file(tier1, tmp_path):
     # inside the sandbox MARK is not set and the host path is not visible: the write fails there
     assert not mark.exists()
     assert "your model.py (stage 4, 32/build-the-gpt)" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_ctrl_c_stops_the_sandboxed_run_with_a_checkpoint_that_resumes(tier1, tmp_path, capsys, monkeypatch):
+    import re
+    import signal
+
+    from capstone.progress import ProgressFollower
+
+    write_stage("32", "build-the-gpt", (ROOT / "capstone" / "model.py").read_text(encoding="utf-8"))
+    ws = tiny_workspace(tmp_path / "ws", train=False)
+    poll = ProgressFollower.poll
+
+    def ctrl_c_once_step_5_is_shown(self):
+        poll(self)
+        if self.bar is not None and self.bar.step >= 5 and not getattr(self, "interrupted", False):
+            self.interrupted = True
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C reaches the tutor's process, never the sandbox's
+
+    monkeypatch.setattr(ProgressFollower, "poll", ctrl_c_once_step_5_is_shown)
+    long = [a if a != "12" else "1000" for a in TINY]
+    assert capstone("train", "--package", "mine", "--workspace", str(ws.root), *long) == 130
+    err = capsys.readouterr().err
+    stopped = int(re.search(r"interrupted at step (\d+)/1000", err).group(1))
+    assert 5 <= stopped < 1000
+    assert f"train --resume --package mine --workspace {ws.root.resolve()}" in err and "Traceback" not in err
+    assert torch.load(ws.checkpoint, weights_only=True)["step"] == stopped
+    monkeypatch.undo()
+
+    assert capstone("train", "--resume", "--threads", "1", "--package", "mine", "--workspace", str(ws.root)) == 0
+    assert "step 1000/1000 finished" in capsys.readouterr().out

@@ -14,6 +14,7 @@ from textual.widgets import Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tutor.app.widgets.footer import key_footer
+from tutor.capstone_mine import package_line
 from tutor.course.graph import Status
 from tutor.safe_text import inert
 
@@ -161,6 +162,9 @@ class MapScreen(Screen):
             answered = progress.self_checks_answered & {c.id for c in module.self_checks}
             text.append(f"\nDrills verified: {len(progress.drills_done)}/{len(module.drills)}\n")
             text.append(f"Self-check answered: {len(answered)}/{len(module.self_checks)}\n")
+            package = package_line(self.app.profile_name, module)  # the capstone stages: whose code each is
+            if package:
+                text.append(inert(package) + "\n")
             footer = Text("\nPress Enter to open.", style="dim") if state.status in (
                 Status.OPEN, Status.IN_PROGRESS, Status.DONE) else Text("")
             if module.intro.strip():
