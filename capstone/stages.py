@@ -29,12 +29,12 @@ class StageLab:
 
 
 STAGE_LABS: tuple[StageLab, ...] = (
-    StageLab("bpe", 2, "30", None),
+    StageLab("bpe", 2, "30", "write-bpe"),
     StageLab("data", 3, "31", None),
     StageLab("model", 4, "32", "build-the-gpt"),
     StageLab("train", 5, "33", None),
-    StageLab("evaluate", 6, "34", None),
-    StageLab("generate", 7, "35", None),
+    StageLab("evaluate", 6, "34", "write-the-evaluation"),
+    StageLab("generate", 7, "35", "write-the-kv-cache"),
     StageLab("lora", 8, "36", "write-lora"),
     StageLab("scale", 9, "37", "scale-your-gpt"),  # not run by a command: the check of module 37
     StageLab("export", 10, "38", None),

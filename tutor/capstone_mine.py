@@ -27,7 +27,7 @@ from capstone.progress import MAX_READ, ProgressBar, ProgressFollower
 from capstone.stages import STAGE_LABS, StageLab, stage_for_lab
 from tutor.capstone_driver import DRIVER, STATUS_NAMES
 from tutor.safe_text import inert, safe_line
-from tutor.sandbox.wire import OUTPUT_RUN_TIMEOUT, OUTPUT_TARGET, RunRequest
+from tutor.sandbox.wire import OUTPUT_RUN_TIMEOUT, OUTPUT_TARGET, RunRequest, Tier
 
 PROGRESS_FILE, STOP_FILE = ".tutor-progress.jsonl", ".tutor-stop"
 POLL_SECONDS = 0.2
@@ -186,7 +186,7 @@ def _run_in_sandbox(request: RunRequest, root: Path):
     files = None
     try:
         box.start_sync()
-        if box.tier_level != "1":
+        if box.tier_level != Tier.NAMESPACES:
             return ("your code runs in the sandbox, and only tier 1 (namespaces) can give it the workspace "
                     f"to write; this machine offers {box.tier}")
         files = _WorkspaceFiles(root)

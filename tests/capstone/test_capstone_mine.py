@@ -28,10 +28,11 @@ PROFILE = "learner"
 @pytest.fixture(scope="module")
 def tier1():
     from tutor.sandbox.client import Sandbox
+    from tutor.sandbox.wire import Tier
 
     box = Sandbox()
     try:
-        if box.choose_tier() != "1":
+        if box.choose_tier() != Tier.NAMESPACES:
             pytest.skip("--package mine needs tier 1 (the sandbox mounts the workspace)")
     finally:
         box.close_sync()

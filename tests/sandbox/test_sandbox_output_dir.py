@@ -12,7 +12,7 @@ import pytest
 
 from tutor.course.schema import SANDBOX_NEEDS
 from tutor.sandbox.client import Sandbox, run_sync
-from tutor.sandbox.wire import MAX_TIMEOUT, OUTPUT_RUN_TIMEOUT, OUTPUT_TARGET, RunRequest
+from tutor.sandbox.wire import MAX_TIMEOUT, OUTPUT_RUN_TIMEOUT, OUTPUT_TARGET, RunRequest, Tier
 
 WRITE = f"""
 import os
@@ -32,7 +32,7 @@ def writing(tmp_path_factory):
     (out / "corpus" / "train.txt").write_text("made on the host", encoding="utf-8")
     box = Sandbox(output_dir=out)
     box.start_sync()
-    if box.tier_level != "1":
+    if box.tier_level != Tier.NAMESPACES:
         box.close_sync()
         pytest.skip("only tier 1 mounts an output directory")
     yield box, out
@@ -68,7 +68,7 @@ def test_a_sandbox_without_an_output_directory_refuses_the_grant():
     box = Sandbox()
     try:
         result = run_sync(RunRequest(code="x = 1", needs=("output-dir",), timeout=30), box)
-        if box.tier_level != "1":
+        if box.tier_level != Tier.NAMESPACES:
             pytest.skip("tier 2 refuses every grant")
         assert result.status == "refused" and "output directory" in result.message
     finally:
