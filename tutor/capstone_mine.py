@@ -51,9 +51,10 @@ def learner_package(profile: str) -> list[StageChoice]:
     from tutor.course.loader import load_course
     from tutor.course.schema import Stage
     from tutor.locations import builtin_course_dir
-    from tutor.workspace import stage_file
+    from tutor.workspace import Workspace, stage_file
 
     course = load_course(builtin_course_dir())
+    space = Workspace(profile, course.identity)  # the built-in course's lab files of this profile
     modules = {m.id: m for m in course.modules()}
     choices = []
     for row in STAGE_LABS:
@@ -62,14 +63,15 @@ def learner_package(profile: str) -> list[StageChoice]:
         if drill is None:
             choices.append(StageChoice(row, None, f"{row.module}: the reference (no stage lab yet)"))
             continue
-        text, note = stage_file(profile, Stage(row.module, row.course_module, drill.id, drill.solution))
+        text, note = stage_file(space, Stage(row.module, row.course_module, drill.id, drill.solution))
         choices.append(StageChoice(row, text, note))
     return choices
 
 
-def package_line(profile: str, module) -> str | None:
+def package_line(space, module) -> str | None:
     """The map's line for a module whose labs write capstone stages: whose code each stage is now
-    (``None`` for any other module). One line, so it fits the map's details at 80 columns."""
+    (``None`` for any other module); ``space`` is the learner's ``tutor.workspace.Workspace`` of
+    the course. One line, so it fits the map's details at 80 columns."""
     from tutor.course.schema import Stage
     from tutor.workspace import YOURS, stage_whose
 
@@ -77,7 +79,7 @@ def package_line(profile: str, module) -> str | None:
     for drill in module.drills:
         row = stage_for_lab(module.id, drill.id)
         if row is not None:
-            whose = stage_whose(profile, Stage(row.module, module.id, drill.id, drill.solution))
+            whose = stage_whose(space, Stage(row.module, module.id, drill.id, drill.solution))
             parts.append(f"stage {row.stage} {row.module}.py " + ("yours" if whose == YOURS else f"the reference ({whose})"))
     return ("Your package: " + "; ".join(parts)) if parts else None
 

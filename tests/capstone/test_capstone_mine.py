@@ -43,10 +43,19 @@ def write_stage(module_id: str, lab_id: str, text: str) -> Path:
     from tutor.locations import builtin_course_dir
     from tutor.workspace import exercise_path
 
-    module = {m.id: m for m in load_course(builtin_course_dir()).modules()}[module_id]
-    path = exercise_path(PROFILE, module_id, module.drill(lab_id))
+    course = load_course(builtin_course_dir())
+    module = {m.id: m for m in course.modules()}[module_id]
+    path = exercise_path(space(), module_id, module.drill(lab_id))
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def space():
+    from tutor.course.loader import load_course
+    from tutor.locations import builtin_course_dir
+    from tutor.workspace import Workspace
+
+    return Workspace(PROFILE, load_course(builtin_course_dir()).identity)
 
 
 def capstone(*argv: str) -> int:
@@ -99,7 +108,7 @@ def test_a_stage_switched_to_its_reference_runs_the_reference(tier1, tmp_path, c
     from tutor.workspace import use_reference
 
     write_stage("32", "build-the-gpt", "raise SystemExit('never imported')\n")
-    use_reference(PROFILE, "32", "build-the-gpt")
+    use_reference(space(), "32", "build-the-gpt")
     ws = tiny_workspace(tmp_path / "ws", train=False)
     assert capstone("train", "--package", "mine", "--workspace", str(ws.root), *TINY) == 0
     err = capsys.readouterr().err

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from tests.ui.conftest import SIZE, settle, text_of
 from tutor.locations import builtin_course_dir
-from tutor.workspace import exercise_path
+from tutor.workspace import Workspace, exercise_path
 
 
 async def test_the_map_shows_which_capstone_stages_are_the_learners_own(make_app):
     app = make_app(builtin_course_dir())
     module = app.session.slot("32").module
-    exercise_path(app.profile_name, "32", module.drill("build-the-gpt")).write_text("# mine\n", encoding="utf-8")
+    exercise_path(Workspace(app.profile_name, app.session.course.identity), "32", module.drill("build-the-gpt")).write_text("# mine\n", encoding="utf-8")
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         app.screen.show_details("32")

@@ -17,6 +17,7 @@ from tutor.app.widgets.footer import key_footer
 from tutor.capstone_mine import package_line
 from tutor.course.graph import Status
 from tutor.safe_text import inert
+from tutor.workspace import Workspace
 
 STATUS_STYLE = {
     Status.DONE: ("✓", "green"),
@@ -162,7 +163,8 @@ class MapScreen(Screen):
             answered = progress.self_checks_answered & {c.id for c in module.self_checks}
             text.append(f"\nDrills verified: {len(progress.drills_done)}/{len(module.drills)}\n")
             text.append(f"Self-check answered: {len(answered)}/{len(module.self_checks)}\n")
-            package = package_line(self.app.profile_name, module)  # the capstone stages: whose code each is
+            space = Workspace(self.app.profile_name, session.course.identity)
+            package = package_line(space, module)  # the capstone stages: whose code each is
             if package:
                 text.append(inert(package) + "\n")
             footer = Text("\nPress Enter to open.", style="dim") if state.status in (
