@@ -37,9 +37,9 @@ STAGE_LABS: tuple[StageLab, ...] = (
     StageLab("generate", 7, "35", "write-the-kv-cache"),
     StageLab("lora", 8, "36", "write-lora"),
     StageLab("scale", 9, "37", "scale-your-gpt"),  # not run by a command: the check of module 37
-    StageLab("export", 10, "38", None),
-    StageLab("quantize", 10, "38", None),
-    StageLab("serve", 10, "38", None),
+    StageLab("export", 10, "38", "write-the-export"),
+    StageLab("quantize", 10, "38", "write-the-int8"),
+    StageLab("serve", 10, "38", "write-the-server"),
 )
 
 
