@@ -40,6 +40,7 @@ class StageChoice:
     stage: StageLab
     source: str | None  # the learner's file, or None: the reference runs
     note: str  # whose code it is, for the summary
+    reference: str = ""  # the stage's reference: what the learner's file does not define comes from it
 
     @property
     def name(self) -> str:
@@ -64,7 +65,7 @@ def learner_package(profile: str) -> list[StageChoice]:
             choices.append(StageChoice(row, None, f"{row.module}: the reference (no stage lab yet)"))
             continue
         text, note = stage_file(space, Stage(row.module, row.course_module, drill.id, drill.solution))
-        choices.append(StageChoice(row, text, note))
+        choices.append(StageChoice(row, text, note, drill.solution))
     return choices
 
 
@@ -129,7 +130,7 @@ def inner_argv(argv: list[str]) -> list[str]:
 
 def driver_code(choices: list[StageChoice], argv: list[str]) -> str:
     """The sandboxed program: the learner's stage files as `capstone.<module>` (and `llm.<module>`)."""
-    stages = {c.name: {"source": c.source, "origin": f"<your {c.note.split('your ', 1)[-1]}>",
+    stages = {c.name: {"source": c.source, "reference": c.reference, "origin": f"<your {c.note.split('your ', 1)[-1]}>",
                        "label": f"your {c.stage.module}.py (stage {c.stage.stage}, {c.stage.lab_ref})"}
               for c in choices if c.source is not None}
     return (DRIVER.replace("STAGES_JSON", repr(json.dumps(stages))).replace("ARGV_JSON", repr(json.dumps(argv)))

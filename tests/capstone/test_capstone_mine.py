@@ -170,3 +170,13 @@ def test_ctrl_c_stops_the_sandboxed_run_with_a_checkpoint_that_resumes(tier1, tm
 
     assert capstone("train", "--resume", "--threads", "1", "--package", "mine", "--workspace", str(ws.root)) == 0
     assert "step 1000/1000 finished" in capsys.readouterr().out
+
+
+def test_what_a_stage_lab_does_not_ask_for_comes_from_the_reference(tier1, tmp_path, capsys):
+    # write-lora asks for the adapter, not the fine-tuning loop: a learner's lora.py without it still fine-tunes
+    lora = (ROOT / "capstone" / "lora.py").read_text(encoding="utf-8")
+    write_stage("36", "write-lora", lora[:lora.index("def mean_nll(")])
+    ws = tiny_workspace(tmp_path / "ws")
+    assert capstone("finetune", "--package", "mine", "--steps", "3", "--batch-size", "2", "--workspace", str(ws.root)) == 0
+    out, err = capsys.readouterr()
+    assert "fine-tuned 3 steps" in out and "lora: your 36_write_lora.py" in err
