@@ -112,3 +112,30 @@ def test_the_kind_needs_format_2_and_refuses_prediction_keys(tmp_path):
     assert any(e.field.endswith("check") and "goes with kind" in e.message for e in errors)
     _module, errors = load(tmp_path, DRILL.replace("    contracts:\n", "    ask: [{expr: x, kind: shape}]\n    contracts:\n"))
     assert any(e.field.endswith("ask") for e in errors)
+
+
+@pytest.mark.parametrize("old, new, where, says", [
+    ("prompt: Where does a contract first fail?", "prompt: Where does `img = raw.float()` break a contract?", "prompt",
+     "quotes the answer line's code ('img = raw.float()')"),
+    ("explanation: uint8 pixels are 0..255.", "title: The bug on line 1\n    explanation: uint8 pixels are 0..255.",
+     "title", "names the answer line (line 1)"),
+    ("- What range does `raw` have?", "- Remember, a permute never changes values; it reorders dimensions.",
+     "first hint", "states the misconception of wrong answer 'layout'"),
+])
+def test_naming_the_answer_line_or_a_misconception_before_the_reveal_warns(tmp_path, old, new, where, says):
+    from tutor.course.giveaway import drill_giveaways
+
+    text = DRILL.replace("{trace_until: 0}", "Which line first reads the pixels?").replace(
+        "a permute changes values", '"a permute never changes values, it only reorders the dimensions"')
+    module, errors = load(tmp_path, text)
+    assert errors == [] and drill_giveaways(module, module.drills[0]) == []
+    assert old in text
+    module, errors = load(tmp_path, text.replace(old, new))
+    assert errors == [], errors
+    found = [g for g in drill_giveaways(module, module.drills[0]) if g.where == where]
+    assert found and says in found[0].reason, [str(g) for g in drill_giveaways(module, module.drills[0])]
+
+
+def test_an_unquoted_colon_in_a_hint_is_explained(tmp_path):
+    _module, errors = load(tmp_path, DRILL.replace("{trace_until: 0}", "Remember: a permute moves no values"))
+    assert any(e.field.endswith("hints[1]") and "as a mapping" in e.message for e in errors), [str(e) for e in errors]

@@ -62,6 +62,11 @@ def test_a_first_divergence_drill_in_plain_mode(tmp_path, divergence_course, scr
     assert "\x1b" not in text
     kinds = [(a.kind, a.correct) for a in store.attempts()]
     assert kinds == [("prediction", False), ("prediction", True), ("repair", False), ("repair", True)]
+    # like any repair drill: done once the line is named and the code repaired; the missed first try made a card
+    session = Session(divergence_course, store)
+    assert session.drill_done("01", "pixel-scale") and not session.drill_done("01", "nan-in-step")
+    assert session.review.card("01", "pixel-scale") is not None
+    assert store.attempts()[0].verdict["first-divergence"]["divergence"].startswith("You chose line 4")
 
 
 def test_a_trace_until_hint_shows_the_rows_before_the_failing_one(tmp_path, divergence_course, scripted_sandbox):

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tutor.course.reader import Reader, join, type_name
+from tutor.course.reader import Reader, join, type_name, unquoted_colon_note
 from tutor.course.yaml_source import MarkedDict, MarkedList
 
 ASK_KEY = "first-divergence"  # the key of the one prediction a first-divergence drill asks for
@@ -279,6 +279,10 @@ def divergence_hints(reader: Reader, data: MarkedDict, key: str, path: str, valu
         if isinstance(item, str) and item.strip():
             texts.append(item)
             until.append(None)
+            continue
+        if isinstance(item, MarkedDict) and "trace_until" not in item:
+            note = unquoted_colon_note(item)
+            reader.error(items.item_marks[i], at, "expected a hint's text or {trace_until: N}" + note)
             continue
         hint = reader.mapping(item, at, items.item_marks[i], {"trace_until"}, set())
         if hint is None:

@@ -308,6 +308,12 @@ def drill_giveaways(module: Module, drill: Drill, observed: Mapping[str, str] | 
             if named:
                 found.append(Giveaway(module.file, drill.line, drill.id, where,
                                       f"names what the repair adds ({', '.join(named)})"))
+    if drill.is_first_divergence:  # the answer is a line: its code, its number or a misconception, named early
+        from tutor.course.divergence_giveaway import divergence_giveaways
+
+        found.extend(divergence_giveaways(module, drill, observed,
+                                          lambda where, why: Giveaway(module.file, drill.line, drill.id, where, why),
+                                          lambda text: _stems(text) - topic, _OUTCOME))
     for wrong in drill.wrong_answers:
         claim = _stems(wrong.misconception) - topic
         for sentence in _sentences(module.intro):
