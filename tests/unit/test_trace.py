@@ -160,3 +160,20 @@ def test_many_names_in_one_row_are_capped():
     obs = traced(f"{names} = torch.ones(30, 1).unbind()\n")
     (row,) = obs.trace.rows
     assert len(row.names) == 24 and row.more == 6
+
+
+def test_the_size_estimate_that_caps_the_rows_is_never_below_their_json():
+    import json
+    from dataclasses import asdict
+
+    from tutor.sandbox.inner.trace import _estimate
+
+    long = "n" * 300
+    code = (f"{long} = torch.ones(2, 3, 4, 5, 6, 7)\n"
+            + "".join(f"v{i} = {long}[{i % 2}]\n" for i in range(30))
+            + "bad = torch.tensor([float('nan'), 1.0])\nc = torch.tensor([1j])\n")
+    obs, _ = run_request(RunRequest(code=code, setup="import torch",
+                                    trace=TraceSpec(holds=(("bad", "bad.max() < 0"),), watch=("k",))), torch)
+    assert obs.trace.rows and max(len(s.name) for r in obs.trace.rows for s in r.names) == 200
+    for row in obs.trace.rows:
+        assert _estimate(row) >= len(json.dumps(asdict(row))), row.line

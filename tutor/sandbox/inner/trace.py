@@ -20,15 +20,14 @@ Standard library and torch only.
 from __future__ import annotations
 
 import ast
-import json
 import sys
 import weakref
-from dataclasses import asdict
 
 from tutor.sandbox.wire.trace import (MAX_HOLDS, MAX_TRACE_BYTES, MAX_TRACE_NAMES, MAX_TRACE_ROWS, TensorState, Trace,
                                       TraceRow, TraceSpec, wire_float)
 
 RECORDER = "__tutor_trace__"
+NAME_CHARS = 200  # a name as the wire's reader keeps it
 STATS_LIMIT = 1 << 24  # elements: past this, a tensor's statistics are not computed (not measurable)
 _STRIDED = None  # torch.strided, set by Recorder (this module is imported before torch is)
 _ENDS_FLOW = (ast.Return, ast.Raise, ast.Break, ast.Continue)
@@ -87,8 +86,13 @@ def _stats(t, torch) -> dict:
                 "nan": 0, "inf": 0}
     if not t.is_floating_point():
         low, high = torch.aminmax(t)
-        return {"min": float(low), "max": float(high), "mean": float(t.double().mean()), "nan": 0, "inf": 0}
+        return {"min": float(low), "max": float(high), "mean": float(t.sum(dtype=torch.float64)) / t.numel(),
+                "nan": 0, "inf": 0}
     f = t if t.dtype in (torch.float32, torch.float64) else t.float()
+    if bool(torch.isfinite(f).all()):  # the common case, in few kernels: the trace runs after every line
+        low, high = (float(x) for x in torch.aminmax(f))
+        return {"min": wire_float(low), "max": wire_float(high), "mean": wire_float(float(f.mean(dtype=torch.float64))),
+                "nan": 0, "inf": 0}
     nan_mask = torch.isnan(f)
     nan, inf = int(nan_mask.sum()), int(torch.isinf(f).sum())
     if nan == f.numel():
@@ -98,7 +102,7 @@ def _stats(t, torch) -> dict:
         mean = float(torch.nanmean(f.double()))
     else:
         low, high = (float(x) for x in torch.aminmax(f))
-        mean = float(f.double().mean())
+        mean = float(f.mean(dtype=torch.float64))
     return {"min": wire_float(low), "max": wire_float(high), "mean": wire_float(mean), "nan": nan, "inf": inf}
 
 
@@ -231,17 +235,20 @@ class Recorder:
             storages = {n: _storage(t) for n, t in tensors.items()}
             states = []
             for name in changed[:MAX_TRACE_NAMES]:
+                shown = name[:NAME_CHARS]
                 if name in tensors:
                     ptr = storages[name]
                     shares = tuple(sorted(o for o, p in storages.items() if o != name and ptr and p == ptr))
-                    states.append(_tensor_state(name, tensors[name], shares, torch))
+                    shares = tuple(n[:NAME_CHARS] for n in shares[:MAX_TRACE_NAMES])
+                    states.append(_tensor_state(shown, tensors[name], shares, torch))
                 else:
-                    states.append(_value_state(name, values[name]))
+                    states.append(_value_state(shown, values[name]))
         for name in changed:
             self.last[(scope, name)] = _remember(objects[name], keys[name])
         for name in gone:
             del self.last[(scope, name)]
-        row = TraceRow(line=line, scope=scope, names=tuple(states), gone=tuple(gone[:MAX_TRACE_NAMES]),
+        row = TraceRow(line=line, scope=scope[:NAME_CHARS], names=tuple(states),
+                       gone=tuple(g[:NAME_CHARS] for g in gone[:MAX_TRACE_NAMES]),
                        more=max(0, len(changed) - MAX_TRACE_NAMES), holds=tuple(holds))
         self._append(row)
 
@@ -261,8 +268,7 @@ class Recorder:
         return out
 
     def _append(self, row: TraceRow) -> None:
-        data = asdict(row)
-        size = len(json.dumps(data, default=str))
+        size = _estimate(row)
         if len(self.rows) >= MAX_TRACE_ROWS or self.size + size > MAX_TRACE_BYTES:
             self.cut = 1
             return
@@ -271,6 +277,18 @@ class Recorder:
 
     def result(self) -> Trace:
         return Trace(rows=list(self.rows), cut=self.cut)
+
+
+STATE_BYTES = 420  # a state's JSON with every key and short values (measured: ~330); the rest is added
+
+
+def _estimate(row: TraceRow) -> int:
+    """An upper bound of the row's JSON size, without encoding it (that was half the trace's cost)."""
+    size = 100 + sum(len(g) + 4 for g in row.gone) + sum(len(n) + len(r) + 8 for n, r in row.holds)
+    for s in row.names:
+        size += STATE_BYTES + len(s.name) + len(s.type) + len(s.grad_fn or "") + len(s.dtype) + len(s.device)
+        size += 22 * (len(s.shape or ()) + len(s.stride or ())) + sum(len(n) + 4 for n in s.shares)
+    return size
 
 
 def run_traced(source: str, filename: str, namespace: dict, spec: TraceSpec, torch, run_code) -> tuple:
