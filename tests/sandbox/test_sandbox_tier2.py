@@ -475,3 +475,40 @@ def test_this_hosts_cgroup_verdict_is_stated():
     controllers = Path(cgroups.cgroup2_mount() or "/nonexistent", "cgroup.controllers")
     if not controllers.exists() or "memory" not in controllers.read_text():
         assert base is None and why  # a v1 or hybrid host: the reason names what is missing
+
+
+# ---------------------------------------------------------------- the host's network and mounts, through /proc
+
+PROC_VIEWS = r"""
+import os, threading
+def read(path):
+    try:
+        with open(path) as f:
+            f.read(1)
+        return "read"
+    except OSError as exc:
+        return type(exc).__name__
+tid = threading.get_native_id()
+hidden = [p + " " + read(p) for p in ("/proc/self/net/dev", "/proc/net/tcp", "/proc/self/mountinfo", "/proc/self/mounts",
+                               "/proc/self/mountstats", "/proc/thread-self/net/dev",
+                               f"/proc/self/task/{tid}/mountinfo", f"/proc/self/task/{tid}/net/dev")]
+own = [p + " " + read(p) for p in ("/proc/self/status", "/proc/self/maps", "/proc/self/limits",
+                                   "/proc/self/environ", "/proc/self/smaps_rollup")]
+fds = len(os.listdir("/proc/self/fd"))
+seen = []
+worker = threading.Thread(target=lambda: seen.append(read("/proc/self/status")))
+worker.start()
+worker.join()
+import torch
+works = float(torch.ones(3).sum())
+"""
+
+
+def test_tier2_shows_its_own_proc_entries_but_not_the_hosts_network_or_mounts(sb):
+    result = run(sb, PROC_VIEWS, timeout=20)
+    assert result.ok and result.observation.error is None, (result.message, result.observation)
+    own, hidden = var(result, "own"), var(result, "hidden")
+    assert all(line.endswith(" read") for line in own), own  # what Python and torch read of themselves still works
+    assert var(result, "fds") > 2 and var(result, "seen") == ["read"] and var(result, "works") == 3.0
+    if sb.tier_level == "2":  # no namespaces: these would be the host's interfaces, sockets and mounts
+        assert not any(line.endswith(" read") for line in hidden), hidden

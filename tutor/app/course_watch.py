@@ -90,9 +90,7 @@ def _stay_in_place(app: TutorApp) -> None:
 
 async def watch_course(app: TutorApp, root: Path) -> None:
     """Reload the course whenever one of its YAML files changes (until the app stops this worker)."""
-    from watchfiles import awatch
+    from tutor.app.file_watch import file_changes
 
-    async for changes in awatch(root, watch_filter=lambda _change, path: is_lesson_file(path),
-                                debounce=DEBOUNCE_MS, rust_timeout=1000):
-        if changes:
-            reload_course(app)
+    async for _ in file_changes(root, is_lesson_file, DEBOUNCE_MS):
+        reload_course(app)

@@ -19,6 +19,16 @@ CHECK_TEST = "check"  # a lab graded by one `check:` block reports it as a singl
 MAX_TESTS = 64
 
 
+def _mappings(reader: Reader, items, key: str, path: str, required: set[str], optional: set[str]):
+    """Each item of the marked sequence ``items`` (``data[key]``) that is a mapping with the right keys,
+    as ``(where, mapping, mark)``; the others are errors at their own position."""
+    for i, item in enumerate(items):
+        where = f"{join(path, key)}[{i}]"
+        mapping = reader.mapping(item, where, items.item_marks[i], required, optional)
+        if mapping is not None:
+            yield where, mapping, items.item_marks[i]
+
+
 def _tests(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[LabTest, ...]:
     items = reader.sequence(data, key, path)
     if key in data and not items:
@@ -26,11 +36,7 @@ def _tests(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) 
     if len(items) > MAX_TESTS:
         reader.error(reader.key_mark(data, key), join(path, key), f"at most {MAX_TESTS} tests per lab")
     out: list[LabTest] = []
-    for i, item in enumerate(items):
-        where = f"{join(path, key)}[{i}]"
-        test = reader.mapping(item, where, items.item_marks[i], fields.TEST_REQUIRED, fields.TEST_OPTIONAL)
-        if test is None:
-            continue
+    for where, test, mark in _mappings(reader, items, key, path, fields.TEST_REQUIRED, fields.TEST_OPTIONAL):
         name = reader.identifier(test, "name", where)
         if name in (RULES_TEST, CHECK_TEST):
             reader.error(reader.key_mark(test, "name"), join(where, "name"), f"{name!r} is reserved; choose another")
@@ -40,7 +46,7 @@ def _tests(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) 
         if "check" in test and not check.strip():
             reader.error(reader.key_mark(test, "check"), join(where, "check"), "must not be empty")
         out.append(LabTest(name=name, check=check, probe=reader.code(test, "probe", where),
-                           hints=reader.text_list(test, "hints", where), line=items.item_marks[i][0]))
+                           hints=reader.text_list(test, "hints", where), line=mark[0]))
     return tuple(out)
 
 
@@ -74,12 +80,8 @@ def _wrong_submissions(reader: Reader, data: MarkedDict, key: str, path: str, va
     if key in data and not items:
         reader.error(reader.key_mark(data, key), join(path, key), "list at least one wrong submission")
     out: list[WrongSubmission] = []
-    for i, item in enumerate(items):
-        where = f"{join(path, key)}[{i}]"
-        w = reader.mapping(item, where, items.item_marks[i], fields.WRONG_SUBMISSION_REQUIRED,
-                           fields.WRONG_SUBMISSION_OPTIONAL)
-        if w is None:
-            continue
+    for where, w, _ in _mappings(reader, items, key, path, fields.WRONG_SUBMISSION_REQUIRED,
+                                 fields.WRONG_SUBMISSION_OPTIONAL):
         code = reader.code(w, "code", where)
         if ("code" in w) == ("change" in w):
             reader.error(w.mark, where, "give the submission as `code:` or as `change:` edits of the solution (one)")
@@ -98,11 +100,7 @@ def _changed_solution(reader: Reader, w: MarkedDict, where: str, solution: str) 
     if not edits:
         reader.error(reader.key_mark(w, "change"), join(where, "change"), "list at least one {from: …, to: …} edit")
     code, before = solution, len(reader.errors)
-    for i, item in enumerate(edits):
-        at = f"{join(where, 'change')}[{i}]"
-        edit = reader.mapping(item, at, edits.item_marks[i], fields.CHANGE_REQUIRED, set())
-        if edit is None:
-            continue
+    for at, edit, _ in _mappings(reader, edits, "change", where, fields.CHANGE_REQUIRED, set()):
         old, new = reader.text(edit, "from", at), reader.text(edit, "to", at, default="")
         if old and code.count(old) != 1:
             reader.error(reader.key_mark(edit, "from"), join(at, "from"),
@@ -142,13 +140,8 @@ def _module_name(reader: Reader, data: MarkedDict, key: str, where: str) -> str:
 
 
 def _files(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[LabFile, ...]:
-    items = reader.sequence(data, key, path)
     out: list[LabFile] = []
-    for i, item in enumerate(items):
-        where = f"{join(path, key)}[{i}]"
-        f = reader.mapping(item, where, items.item_marks[i], fields.FILE_REQUIRED, set())
-        if f is None:
-            continue
+    for where, f, _ in _mappings(reader, reader.sequence(data, key, path), key, path, fields.FILE_REQUIRED, set()):
         name = _module_name(reader, f, "name", where)
         if name and any(x.name == name for x in out):
             reader.error(reader.key_mark(f, "name"), join(where, "name"), f"two files are named {name!r}")
@@ -158,13 +151,8 @@ def _files(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) 
 
 
 def _uses(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[StageUse, ...]:
-    items = reader.sequence(data, key, path)
     out: list[StageUse] = []
-    for i, item in enumerate(items):
-        where = f"{join(path, key)}[{i}]"
-        u = reader.mapping(item, where, items.item_marks[i], fields.USE_REQUIRED, set())
-        if u is None:
-            continue
+    for where, u, _ in _mappings(reader, reader.sequence(data, key, path), key, path, fields.USE_REQUIRED, set()):
         lab = reader.text(u, "lab", where)
         parts = lab.split("/")
         if lab and (len(parts) > 2 or not all(is_safe_id(p) for p in parts)):

@@ -107,21 +107,17 @@ class ExerciseScreen(LessonScreen):
     @work(group="watch", exit_on_error=False)
     async def watch_file(self) -> None:
         """Re-verify whenever the file changes on disk (ctrl+r covers systems without file events)."""
-        try:
-            from watchfiles import awatch
-        except ImportError:  # pragma: no cover - watchfiles is a dependency; keep the manual key working
-            return
+        from tutor.app.file_watch import file_changes
+
         target = str(self.path)
-        async for changes in awatch(self.path.parent, watch_filter=lambda _change, p: p == target,
-                                    debounce=200, rust_timeout=1000):
-            if changes:
-                try:
-                    if read_exercise(self.path) == self._last_saved:
-                        continue  # our own save, already verified
-                except ValueError:
-                    pass
-                self._load_file()
-                self.action_verify()
+        async for _ in file_changes(self.path.parent, lambda path: path == target, debounce_ms=200):
+            try:
+                if read_exercise(self.path) == self._last_saved:
+                    continue  # our own save, already verified
+            except ValueError:
+                pass
+            self._load_file()
+            self.action_verify()
 
     def action_verify(self) -> None:
         try:

@@ -259,14 +259,25 @@ def cpu_seconds(timeout: float) -> int:
     return int(timeout + 1.999) * (os.cpu_count() or 1) + 1
 
 
+# What a tier-2 run may read of its own /proc/<pid>: named entries, not the directory. The whole
+# directory would show the host's network (net/: interfaces, sockets, routes) and mounts (mountinfo,
+# mounts, mountstats), since without namespaces those are the host's; task/ is left out too, as each
+# task/<tid>/ holds the same net/ and mountinfo again (threads still work: nothing needs to read it).
+OWN_PROC_ENTRIES = ("status", "stat", "statm", "cmdline", "comm", "environ", "limits", "maps", "smaps",
+                    "smaps_rollup", "fd", "fdinfo", "cgroup", "io", "sched", "schedstat", "wchan", "oom_score",
+                    "oom_score_adj", "loginuid", "sessionid", "personality", "auxv")
+
+
 def landlock_paths(setup: Setup, spec: RunSpec) -> tuple[list, list, list]:
     devices = ["/dev/null", "/dev/zero", "/dev/full"]
     if setup.tier == Tier.NAMESPACES:
         rw = (["/tmp"] + (["/dev/shm"] if "processes" in spec.grants else []) + ([CACHE_TARGET] if spec.cache else [])
               + ([OUTPUT_TARGET] if spec.writes_output else []))
         return ["/"], rw, devices
+    own = f"/proc/{os.getpid()}"
     ro = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime",
-          "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/sys/devices/system/cpu", f"/proc/{os.getpid()}",
+          "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/sys/devices/system/cpu",
+          *(f"{own}/{entry}" for entry in OWN_PROC_ENTRIES),
           "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/dev/urandom", "/dev/random"]
     ro = [p for p in ro if not os.path.islink(p)] + list(setup.python_ro) + list(setup.extra_ro)
     return ro, [spec.scratch], devices
