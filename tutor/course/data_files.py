@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tutor.course.errors import LessonError
+from tutor.course.lab_fields import positioned
 from tutor.course.reader import Reader, join
 from tutor.course.schema import DataRef
 from tutor.course.yaml_source import MarkedDict
@@ -44,9 +45,7 @@ def read_names(reader: Reader, data: MarkedDict, key: str, path: str, values: di
     if len(items) > MAX_NAMES:
         reader.error(reader.key_mark(data, key), join(path, key), f"at most {MAX_NAMES} data files per drill")
     out: list[DataRef] = []
-    for i, item in enumerate(items):
-        mark = items.item_marks[i]
-        where = f"{join(path, key)}[{i}]"
+    for where, item, mark in positioned(items, key, path):
         problem = name_problem(item)
         if problem:
             reader.error(mark, where, problem)

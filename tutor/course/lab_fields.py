@@ -19,14 +19,19 @@ CHECK_TEST = "check"  # a lab graded by one `check:` block reports it as a singl
 MAX_TESTS = 64
 
 
-def _mappings(reader: Reader, items, key: str, path: str, required: set[str], optional: set[str]):
-    """Each item of the marked sequence ``items`` (``data[key]``) that is a mapping with the right keys,
-    as ``(where, mapping, mark)``; the others are errors at their own position."""
+def positioned(items, key: str, path: str):
+    """Each item of the marked sequence ``items`` (``data[key]``) as ``(where, item, mark)``."""
     for i, item in enumerate(items):
-        where = f"{join(path, key)}[{i}]"
-        mapping = reader.mapping(item, where, items.item_marks[i], required, optional)
+        yield f"{join(path, key)}[{i}]", item, items.item_marks[i]
+
+
+def _mappings(reader: Reader, items, key: str, path: str, required: set[str], optional: set[str]):
+    """Each item of ``items`` that is a mapping with the right keys, as ``(where, mapping, mark)``;
+    the others are errors at their own position."""
+    for where, item, mark in positioned(items, key, path):
+        mapping = reader.mapping(item, where, mark, required, optional)
         if mapping is not None:
-            yield where, mapping, items.item_marks[i]
+            yield where, mapping, mark
 
 
 def _tests(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[LabTest, ...]:
