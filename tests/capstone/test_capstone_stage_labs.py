@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # (module file, lab id) -> the capstone file that is that stage's reference
 STAGES = {("30_corpus_bpe.yaml", "write-bpe"): "capstone/bpe.py",
           ("31_token_datasets.yaml", "write-data"): "capstone/data.py",
+          ("33_pretraining_cpu.yaml", "write-trainer"): "capstone/train.py",
           ("32_gpt_model.yaml", "build-the-gpt"): "capstone/model.py",
           ("34_evaluation_baselines.yaml", "write-the-evaluation"): "capstone/evaluate.py",
           ("35_generation_kv_cache.yaml", "write-the-kv-cache"): "capstone/generate.py",
@@ -27,12 +28,13 @@ STAGES = {("30_corpus_bpe.yaml", "write-bpe"): "capstone/bpe.py",
 # stages can import the learner's file in the reference's place. (32's starter leaves out the KV
 # cache that module 35 adds; 36's leaves out fine-tuning, which is not that lab's subject.)
 WHOLE_INTERFACE = [("30_corpus_bpe.yaml", "write-bpe"), ("31_token_datasets.yaml", "write-data"),
+                   ("33_pretraining_cpu.yaml", "write-trainer"),
                    ("34_evaluation_baselines.yaml", "write-the-evaluation"),
                    ("35_generation_kv_cache.yaml", "write-the-kv-cache"),
                    ("38_export_quantize_serve.yaml", "write-the-export"),
                    ("38_export_quantize_serve.yaml", "write-the-int8"),
                    ("38_export_quantize_serve.yaml", "write-the-server")]
-GRADED = ["write-bpe", "write-data", "write-the-evaluation", "write-the-kv-cache", "write-the-export", "write-the-int8",
+GRADED = ["write-bpe", "write-data", "write-trainer", "write-the-evaluation", "write-the-kv-cache", "write-the-export", "write-the-int8",
           "write-the-server"]
 
 # lab id -> what each wrong submission is told by the test it names, in order: the message says
@@ -188,3 +190,17 @@ def test_the_data_stage_tokenizes_with_the_learners_own_stage_30(shared_sandbox)
     assert failing == [("tokenize-stage", "calling your code raised NotImplementedError: train_merges")]
     finished = graded(shared_sandbox, data_lab, data_lab.solution, {"llm.bpe": bpe_lab.solution})
     assert all(t.passed for t in finished.tests)
+
+
+@pytest.mark.slow
+def test_the_trainer_runs_on_the_learners_own_data_stage_and_names_a_resume_it_breaks(shared_sandbox):
+    """33 trains on `capstone.data`, which the lab maps to the learner's module-31 file: a data
+    stage whose DataLoader draws from the global RNG breaks only the exact resume, and the
+    message says that the checkpoint itself matched."""
+    trainer_lab, data_lab = course_lab("write-trainer"), course_lab("write-data")
+    leaky = data_lab.solution.replace(",\n                        generator=torch.Generator().manual_seed(seed))", ")")
+    assert leaky != data_lab.solution
+    outcome = graded(shared_sandbox, trainer_lab, trainer_lab.solution, {"llm.data": leaky})
+    failing = [t for t in outcome.tests if not t.passed]
+    assert [t.name for t in failing] == ["resume-bit-identical"]
+    assert "what the checkpoint holds matched" in failing[0].message and "module 31" in failing[0].message
