@@ -30,9 +30,9 @@ class StageLab:
 
 STAGE_LABS: tuple[StageLab, ...] = (
     StageLab("bpe", 2, "30", "write-bpe"),
-    StageLab("data", 3, "31", None),
+    StageLab("data", 3, "31", "write-data"),
     StageLab("model", 4, "32", "build-the-gpt"),
-    StageLab("train", 5, "33", None),
+    StageLab("train", 5, "33", "write-trainer"),
     StageLab("evaluate", 6, "34", "write-the-evaluation"),
     StageLab("generate", 7, "35", "write-the-kv-cache"),
     StageLab("lora", 8, "36", "write-lora"),
