@@ -171,10 +171,11 @@ def _failure_detail(failure, fallback: str) -> list[Block]:
     if failure is None:
         return [line(inert(fallback))] if fallback else []
     blocks: list[Block] = []
-    if failure.source:
-        blocks.append(line((inert(failure.source), Tone.CODE)))
-    if failure.message:
+    if failure.message:  # what is wrong, first: the test's own line is how it was checked
         blocks.append(line(inert(failure.message)))
+    if failure.source:
+        blocks.append(line(("the failing line of the test:", Tone.DIM)))
+        blocks.append(line((inert(failure.source), Tone.CODE)))
     return blocks
 
 

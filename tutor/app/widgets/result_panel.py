@@ -19,7 +19,8 @@ STYLES = {
 
 def rich_line(block: Line) -> Text | Syntax:
     if block.spans and block.spans[0].tone == Tone.CODE:
-        return Syntax(block.text, "python", theme="ansi_dark", background_color="default")
+        # wrapped, never cut at the terminal's width (an assertion's line is often long)
+        return Syntax(block.text, "python", theme="ansi_dark", background_color="default", word_wrap=True)
     # Text.assemble, never markup: the spans are lesson and snippet text
     return Text.assemble(*((span.text, STYLES[span.tone]) for span in block.spans))
 
