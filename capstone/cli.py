@@ -141,7 +141,8 @@ def cmd_train(args: argparse.Namespace) -> int:
           f"{'n/a' if loss is None else f'{loss:.4f}'}, "
           f"val estimate {summary['val_loss_estimate']:.4f} nats/token\n"
           f"{summary['parameters']:,} parameters, {summary['training_seconds']:.0f}s of training, "
-          f"{'n/a' if rate is None else f'{rate / 1000:.1f}k'} tokens/s on {summary['threads']} threads\n"
+          f"{'n/a' if rate is None else f'{rate / 1000:.1f}k'} tokens/s on {summary['threads']} "
+          f"thread{'' if summary['threads'] == 1 else 's'}\n"
           f"wrote {ws.checkpoint}")
     return 0
 
@@ -157,7 +158,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         m = r[name]
         k = f"  (add-k, k={m['k']:.3g})" if "k" in m else ""
         print(f"  {name:<8} {m['nats_per_token']:.4f} nats/token  {m['bits_per_byte']:.4f} bits/byte{k}")
-    print(f"  model beats the best bigram by {r['gap_to_bigram']:.4f} nats/token")
+    gap = r["gap_to_bigram"]  # bigram minus model: positive when the model is better
+    verdict = (f"model beats the best bigram by {gap:.4f} nats/token" if gap > 0 else
+               f"model is {-gap:.4f} nats/token worse than the best bigram (train longer, or check the data)")
+    print(f"  {verdict}")
     print(beside_the_references(r, "your package" if args.package == "mine" else "this run"))
     print(f"wrote {ws.eval_report}")
     return 0

@@ -12,6 +12,7 @@ from tutor.progress.transfer import export_profile, import_profile
 from tutor.safe_text import inert
 from tutor.session import Session
 from tutor.startup import StartupError, open_course_and_profile
+from tutor.wording import count
 
 
 def _open(args: argparse.Namespace):
@@ -48,7 +49,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
 def print_stats(session: Session, out: TextIO) -> None:
     stats = session.stats()
     print(f"Time spent: {format_duration(stats.total_seconds)}", file=out)
-    print(f"Last 14 days: {spark(stats.daily)}  ({sum(stats.daily)} attempts)", file=out)
+    print(f"Last 14 days: {spark(stats.daily)}  ({count(sum(stats.daily), 'attempt')})", file=out)
     print(f"Recent predictions (● right, ○ wrong): {history_line(stats.recent) or '—'}", file=out)
     print("", file=out)
     print(f"{'module':<8}{'drills':>7}{'first try':>11}{'attempts':>10}{'time':>14}", file=out)
@@ -76,12 +77,14 @@ def print_due(course, due, out: TextIO) -> None:
     if not due:
         print("Nothing is due for review today.", file=out)
         return
-    print(f"{len(due)} item(s) due for review:", file=out)
+    from tutor.tutoring.review_text import due_kind, due_summary, due_title, due_when
+
+    print(f"{due_summary(len(due))} for review:", file=out)
     for item in due:
         slot = course.slot(item.module)
-        title = slot.title if slot else "?"
-        what = "drill" if item.kind == "drill" else "self-check"
-        print(f"  {item.module} {title} — {what} {item.item}", file=out)
+        title = inert(slot.title) if slot else "?"
+        print(f"  {item.module} {title} — {due_kind(item)}: {due_title(course, item)} ({due_when(item.due)})",
+              file=out)
 
 
 def transfer(store, args: argparse.Namespace, out: TextIO) -> int:
@@ -95,7 +98,7 @@ def transfer(store, args: argparse.Namespace, out: TextIO) -> int:
             print(f"pytorch-tutor: cannot write {args.file}: {exc.strerror}", file=sys.stderr)
             return 1
         courses = f" of {report.courses} course(s)" if report.courses > 1 else ""
-        print(f"Exported {report.attempts} attempts{courses} and {report.files} lab workspace file(s) to {args.file}",
+        print(f"Exported {count(report.attempts, 'attempt')}{courses} and {count(report.files, 'lab workspace file')} to {args.file}",
               file=out)
         for why in report.skipped:
             print(f"  not exported: {inert(why)}", file=out)
@@ -105,8 +108,8 @@ def transfer(store, args: argparse.Namespace, out: TextIO) -> int:
     except (ValueError, OSError) as exc:
         print(f"pytorch-tutor: {inert(str(exc))}", file=sys.stderr)
         return 1
-    print(f"Imported {report.added} attempts ({report.present} were already here) and {report.files} lab "
-          f"workspace file(s) from {args.file}", file=out)
+    print(f"Imported {count(report.added, 'attempt')} ({report.present} were already here) and "
+          f"{count(report.files, 'lab workspace file')} from {args.file}", file=out)
     for aside in report.kept:
         print(f"  your own version was kept beside it: {aside}", file=out)
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from textual.widgets import Input, OptionList, RadioButton
+from textual.widgets import Header, Input, OptionList, RadioButton
 
 from tests.ui.conftest import SIZE, settle, text_of, type_into
 from tutor.app.screens.drill import DrillScreen
@@ -96,13 +96,36 @@ async def test_review_screen_lists_due_items_and_opens_them(make_app, mini_cours
         assert isinstance(app.screen, ReviewScreen)
         listing = app.screen.query_one("#due", OptionList)
         assert listing.option_count == 2
-        assert "2 item(s) due" in text_of(app.screen.query_one("#review-summary"))
-        await open_due(app, pilot, "which-copies")
+        assert "2 items due" in text_of(app.screen.query_one("#review-summary"))
+        await open_due(app, pilot, "Which of these copies?")  # titles and questions, not ids
         assert isinstance(app.screen, SelfCheckScreen) and app.screen.check.id == "which-copies"
         await pilot.press("escape")
         assert isinstance(app.screen, ReviewScreen)
-        await open_due(app, pilot, "transpose-strides")
+        await open_due(app, pilot, "What a transpose does to strides")
         assert isinstance(app.screen, DrillScreen)
+    store.close()
+
+
+async def test_review_at_80x24_first_item_highlighted_header_shown(mini_course_dir, tmp_path, scripted_sandbox):
+    store = ProfileStore.open(tmp_path / "review.sqlite")
+    clock = [datetime.now(timezone.utc) - timedelta(days=3)]
+    session = Session(load_course(mini_course_dir), store, clock=lambda: clock[0])
+    from tutor.progress.review import Rating
+    session.review.review("01", "which-copies", "self_check", Rating.Again)
+    clock[0] = datetime.now(timezone.utc)
+    app = TutorApp(session.course, store, session=session, start="review", sandbox=scripted_sandbox)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        assert screen.query_one(Header).region.height >= 1 and screen.query_one(Header).region.y == 0
+        summary = screen.query_one("#review-summary")
+        assert summary.region.height >= 1 and "1 item due" in text_of(summary)
+        label = str(screen.query_one("#due", OptionList).get_option_at_index(0).prompt)
+        assert "which-copies" not in label and "Which of these copies?" in label and "days ago" in label
+        await pilot.press("enter")  # the first Enter opens the first item: it is highlighted already
+        await pilot.pause()
+        assert isinstance(app.screen, SelfCheckScreen) and app.screen.check.id == "which-copies"
     store.close()
 
 
@@ -121,7 +144,7 @@ async def test_stats_screen_shows_accuracy_and_calibration(make_app, mini_course
         modules = text_of(app.screen.query_one("#modules-table"))
         assert "01 First steps" in modules and "100%" in modules
         calibration = text_of(app.screen.query_one("#calibration"))
-        assert "fairly sure" in calibration and "1 answers" in calibration
+        assert "fairly sure" in calibration and "1 answer," in calibration
         assert "●" in text_of(app.screen.query_one("#recent"))
 
 

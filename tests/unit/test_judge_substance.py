@@ -54,7 +54,7 @@ def test_an_exception_with_its_message_is_its_class():
 def test_and_joins_names_it_is_not_one():
     observed = {"type": "list", "items": [described("a"), described("b")]}
     assert judge(ask("names"), "a and b", observed).correct
-    assert judge(ask("names"), "a, b and c", observed).divergence == "names: not there: c"
+    assert judge(ask("names"), "a, b and c", observed).divergence == "names: you named c, which is not there"
 
 
 def test_close_but_not_asked_says_what_was_given():

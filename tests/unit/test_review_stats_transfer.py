@@ -11,7 +11,7 @@ import pytest
 from tutor.progress.stats import compute, spark
 from tutor.progress.store import Attempt, ProfileStore
 from tutor.progress.transfer import export_profile, import_profile
-from tutor.progress.review import Rating, ReviewQueue, rating_for
+from tutor.progress.review import LEARNING_STEP, SELF_RATINGS, Rating, ReviewQueue, rating_for
 from tutor.session import Session
 from tutor.tutoring.service import TutoringService
 
@@ -42,9 +42,9 @@ def test_schedule_grows_with_good_reviews(tmp_path):
     clock = Clock()
     queue = ReviewQueue(ProfileStore.open(tmp_path / "p.sqlite"), clock)
     card = queue.review("01", "d1", "drill", Rating.Again)
-    assert card.due == START + timedelta(minutes=1)  # the first learning step
+    assert card.due == START + LEARNING_STEP  # later the same day, not while the answer is on screen
     assert queue.due() == []
-    clock.advance(minutes=2)
+    clock.advance(hours=4, minutes=1)
     assert [d.item for d in queue.due()] == ["d1"]
     intervals = []
     for _ in range(4):
@@ -52,6 +52,17 @@ def test_schedule_grows_with_good_reviews(tmp_path):
         card = queue.review("01", "d1", "drill", Rating.Good)
         intervals.append(card.due - clock.now)
     assert intervals == sorted(intervals) and intervals[-1] > timedelta(days=3)
+
+
+def test_got_it_is_not_due_again_within_minutes_or_hours(tmp_path):
+    """A self-check answered "got it" (Good) graduates at once: FSRS's 1- and 10-minute learning steps are for
+    flash cards drilled in one sitting; here the lesson was the learning (issue 12 item 18)."""
+    clock = Clock()
+    queue = ReviewQueue(ProfileStore.open(tmp_path / "p.sqlite"), clock)
+    card = queue.review("01", "why-strides", "self_check", SELF_RATINGS[3])
+    assert card.due - START >= timedelta(days=1)
+    clock.advance(hours=12)
+    assert queue.due() == []
 
 
 async def test_session_creates_cards_for_misses_and_rates_only_when_due(tmp_path, mini_course):

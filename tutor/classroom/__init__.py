@@ -15,6 +15,7 @@ def class_report(paths: list[Path], course_root: Path | None, html_path: Path | 
     from tutor.classroom.report import build
     from tutor.course.loader import is_course_dir, load_course
     from tutor.locations import builtin_course_dir
+    from tutor.wording import count
 
     root = course_root or builtin_course_dir()
     if not is_course_dir(root):
@@ -30,7 +31,7 @@ def class_report(paths: list[Path], course_root: Path | None, html_path: Path | 
         tmp = html_path.with_name(html_path.name + ".tmp")
         tmp.write_text(html_page(report), encoding="utf-8")
         tmp.replace(html_path)
-        print(f"wrote {html_path} ({len(report.learners)} learners)", file=out)
+        print(f"wrote {html_path} ({count(len(report.learners), 'learner')})", file=out)
     else:
         print_terminal(report, out)
     return 1 if report.refused else 0

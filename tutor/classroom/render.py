@@ -18,6 +18,7 @@ from rich.table import Table
 from tutor.classroom.report import Certainty, ClassReport
 from tutor.progress.stats import format_duration
 from tutor.safe_text import inert
+from tutor.wording import count
 
 
 def _percent(value: float | None) -> str:
@@ -54,7 +55,7 @@ def print_terminal(report: ClassReport, out: TextIO) -> None:
     is_terminal = hasattr(out, "isatty") and out.isatty()
     width = max(100, Console(file=out).width) if is_terminal else 220  # a file or a pipe: wide, unwrapped rows
     console = Console(file=out, width=width, highlight=False, markup=False)
-    console.print(f"Class report — {inert(report.course_title)}: {len(report.learners)} learners", style="bold")
+    console.print(f"Class report — {inert(report.course_title)}: {count(len(report.learners), 'learner')}", style="bold")
     for title, columns, rows in (("Per module", MODULE_COLUMNS, module_rows(report)),
                                  ("Per learner", LEARNER_COLUMNS, learner_rows(report))):
         table = Table(title=title, expand=True, show_lines=False)
@@ -126,7 +127,7 @@ def _table(columns: list[str], rows: list[list[str]]) -> str:
 def html_page(report: ClassReport) -> str:
     charts = _charts(report)
     title = f"Class report — {inert(report.course_title)}"
-    parts = [f"<h1>{html.escape(title)}</h1>", f"<p>{len(report.learners)} learners.</p>"]
+    parts = [f"<h1>{html.escape(title)}</h1>", f"<p>{count(len(report.learners), 'learner')}.</p>"]
     if report.refused:
         parts.append("<h2>Files left out</h2><ul>" + "".join(f"<li>{html.escape(r)}</li>" for r in report.refused)
                      + "</ul>")

@@ -7,6 +7,7 @@ from typing import Any
 
 from tutor.judge.text_match import TextMatch, text_matches
 from tutor.judge.kinds import option_label
+from tutor.wording import count
 
 DEFAULT_REL_TOL = 1e-3
 DEFAULT_ABS_TOL = 1e-6
@@ -111,9 +112,9 @@ def compare(kind: str, predicted: Any, observed: Any, tolerance: float | None = 
             return None
         parts = []
         if missing:
-            parts.append("missing " + ", ".join(missing))
+            parts.append(f"missing {', '.join(missing)}")
         if extra:
-            parts.append("not there: " + ", ".join(extra))
+            parts.append(f"you named {', '.join(extra)}, which {'is' if len(extra) == 1 else 'are'} not there")
         return "names: " + "; ".join(parts)
     if kind == "error":
         if str(predicted).lower() == str(observed).lower():
@@ -134,7 +135,7 @@ def compare(kind: str, predicted: Any, observed: Any, tolerance: float | None = 
 def _compare_values(p: Any, o: Any, where: str, tolerance: float | None) -> str | None:
     if isinstance(o, (list, tuple)) and isinstance(p, (list, tuple)):
         if len(p) != len(o):
-            return f"{where}: you said {len(p)} items, observed {len(o)}"
+            return f"{where}: you said {count(len(p), 'item')}, observed {len(o)}"
         for i, (pi, oi) in enumerate(zip(p, o)):
             if (d := _compare_values(pi, oi, f"{where}[{i}]", tolerance)):
                 return d

@@ -10,7 +10,7 @@ the model answer, so they rate themselves.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Callable
 
 from fsrs import Card, Rating, Scheduler
@@ -21,6 +21,7 @@ Clock = Callable[[], datetime]
 
 SELF_RATINGS = {1: Rating.Again, 2: Rating.Hard, 3: Rating.Good, 4: Rating.Easy}
 SELF_RATING_WORDS = {1: "missed it", 2: "partly", 3: "got it", 4: "easy"}
+LEARNING_STEP = timedelta(hours=4)
 SLOW_SECONDS = 90.0
 QUICK_SECONDS = 30.0
 
@@ -53,7 +54,11 @@ class ReviewQueue:
         self.store = store
         self.clock = clock
         # No fuzzing: the same history always gives the same schedule (and testable dates).
-        self.scheduler = Scheduler(enable_fuzzing=False)
+        # One learning step of hours, not FSRS's flash-card default of 1 and 10 minutes: an item
+        # reaches review after the learner met it in its lesson, so "got it" graduates at once
+        # (due in days) and a miss comes back later the same day, not while its answer is on screen.
+        self.scheduler = Scheduler(enable_fuzzing=False, learning_steps=(LEARNING_STEP,),
+                                   relearning_steps=(LEARNING_STEP,))
 
     def _cards(self) -> dict[tuple[str, str], tuple[str, Card]]:
         out = {}

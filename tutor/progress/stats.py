@@ -8,6 +8,7 @@ from datetime import date, datetime, timedelta
 
 from tutor.course.loader import Course
 from tutor.progress.store import CONFIDENCE_LEVELS, Attempt, AttemptKind
+from tutor.wording import count
 
 # What each confidence level claims, as a probability of being right (for the Brier score).
 CONFIDENCE_PROBABILITY = {1: 1 / 3, 2: 2 / 3, 3: 0.95}
@@ -41,7 +42,7 @@ class Stats:
         for level, word in CONFIDENCE_LEVELS.items():
             answers, right = self.calibration.get(level, (0, 0))
             if answers:
-                lines.append(f"{word:<12} {answers:>4} answers, {right / answers:>4.0%} right "
+                lines.append(f"{word:<12} {count(answers, 'answer'):>12}, {right / answers:>4.0%} right "
                              f"(claimed about {CONFIDENCE_PROBABILITY[level]:.0%})")
         return lines
 

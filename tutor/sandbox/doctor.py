@@ -12,6 +12,7 @@ import sys
 from typing import TextIO
 
 from tutor.safe_text import inert
+from tutor.wording import count
 from tutor.sandbox.client import Sandbox, probe, run_sync
 from tutor.sandbox.wire import AskSpec, RunRequest, Tier, TooLarge, plain_value
 
@@ -91,7 +92,7 @@ def print_report(out: TextIO) -> int:
         return 1
     info = sandbox.info
     print(f"zygote:   pid {info.get('pid')}, torch {info.get('torch')}, warmed in {info.get('warm_seconds')} s, "
-          f"{info.get('threads')} threads per snippet", file=out)
+          f"{count(int(info.get('threads') or 0), 'thread')} per snippet", file=out)
     print("layers:", file=out)
     width = max((len(k) for k in sandbox.layers), default=10)
     for name, status in sandbox.layers.items():

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,6 +12,7 @@ from textual.widgets.option_list import Option
 from tutor.app.widgets.footer import key_footer
 from tutor.progress.review import DueItem
 from tutor.safe_text import inert
+from tutor.tutoring.review_text import due_kind, due_summary, due_title, due_when
 
 
 class DueOption(Option):
@@ -22,15 +21,6 @@ class DueOption(Option):
     def __init__(self, label: Text, due: DueItem):
         super().__init__(label)
         self.due = due
-
-
-def _ago(due: datetime) -> str:
-    minutes = int((datetime.now(timezone.utc) - due).total_seconds() // 60)
-    if minutes < 60:
-        return f"due {max(minutes, 0)} min ago"
-    if minutes < 60 * 48:
-        return f"due {minutes // 60} h ago"
-    return f"due {minutes // (60 * 24)} days ago"
 
 
 class ReviewScreen(Screen):
@@ -55,15 +45,15 @@ class ReviewScreen(Screen):
         listing = self.query_one("#due", OptionList)
         listing.clear_options()
         for item in due:
-            what = "drill" if item.kind == "drill" else "self-check"
             slot = session.slot(item.module)
-            label = Text.assemble((f"{item.module} ", "bold"), inert(slot.title), f" — {what} ",
-                                  (inert(item.item), "italic"), (f"  {_ago(item.due)}", "dim"))
+            label = Text.assemble((f"{item.module} ", "bold"), inert(slot.title), f" — {due_kind(item)}: ",
+                                  (due_title(session.course, item), "italic"), (f"  {due_when(item.due)}", "dim"))
             listing.add_option(DueOption(label, item))
         summary = self.query_one("#review-summary", Static)
         if due:
-            summary.update(Text(f"{len(due)} item(s) due. Enter opens one; it is rated by how you do, "
-                                "then rescheduled."))
+            summary.update(Text(f"{due_summary(len(due))}. Enter opens the highlighted one; it is rated by how you "
+                                "do, then rescheduled."))
+            listing.highlighted = 0  # the first Enter opens the first item
             listing.focus()
         else:
             upcoming = session.review.upcoming()
