@@ -78,7 +78,7 @@ def test_run_reports_errors_fence_rules_and_crashes(tmp_path, capsys):
 def test_check_passes_a_good_course_and_fails_a_false_claim(tmp_path, mini_course_dir, capsys):
     assert main(["check", str(mini_course_dir), "--jobs", "2"]) == 0
     out = capsys.readouterr().out
-    assert "check: ok — 6 drill(s)" in out and "slowest:" in out
+    assert "check: ok — 6 drills" in out and "slowest:" in out
     module = tmp_path / "m.yaml"
     text = (mini_course_dir / "01_first.yaml").read_text()
     # a "wrong" answer that is in fact right must be caught

@@ -18,6 +18,7 @@ from tutor.judge.kinds import form_examples
 from tutor.sandbox.client import Sandbox
 from tutor.tutoring.service import SandboxPort, TutoringService
 from tutor.validation import Target, load_targets, unreadable_wrong_answers, validate  # noqa: F401 - re-exported
+from tutor.wording import count
 
 
 @dataclass
@@ -138,7 +139,7 @@ def _timing_summary(reports: list[DrillReport]) -> list[str]:
     groups: dict[str, list[float]] = {}
     for r in reports:
         groups.setdefault(r.kind, []).append(r.seconds)
-    return [f"  {kind:<28} {len(times):4d} drill(s), mean {sum(times) / len(times):5.2f} s, max {max(times):5.2f} s"
+    return [f"  {kind:<28} {count(len(times), 'drill'):>10}, mean {sum(times) / len(times):5.2f} s, max {max(times):5.2f} s"
             for kind, times in sorted(groups.items())]
 
 
@@ -214,7 +215,9 @@ def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, paral
         print("time by kind (wall time per drill, after the sandbox's start):", file=out)
         for line in _timing_summary(reports):
             print(line, file=out)
-    status = "ok" if not failed and not errors else f"{len(failed)} drill(s) failed, {len(errors)} file error(s)"
-    status += f", {len(warnings)} giveaway warning(s)" if warnings else ""
-    print(f"check: {status} — {len(reports)} drill(s) in {elapsed:.1f} s on {parallel} worker(s)", file=out)
+    status = ("ok" if not failed and not errors else
+              f"{count(len(failed), 'drill')} failed, {count(len(errors), 'file error')}")
+    status += f", {count(len(warnings), 'giveaway warning')}" if warnings else ""
+    print(f"check: {status} — {count(len(reports), 'drill')} in {elapsed:.1f} s on {count(parallel, 'worker')}",
+          file=out)
     return 1 if failed or errors else 0

@@ -97,7 +97,7 @@ def transfer(store, args: argparse.Namespace, out: TextIO) -> int:
         except OSError as exc:
             print(f"pytorch-tutor: cannot write {args.file}: {exc.strerror}", file=sys.stderr)
             return 1
-        courses = f" of {report.courses} course(s)" if report.courses > 1 else ""
+        courses = f" of {count(report.courses, 'course')}" if report.courses > 1 else ""
         print(f"Exported {count(report.attempts, 'attempt')}{courses} and {count(report.files, 'lab workspace file')} to {args.file}",
               file=out)
         for why in report.skipped:

@@ -16,6 +16,7 @@ from tutor.course.errors import LessonError
 from tutor.course.giveaway import course_giveaways
 from tutor.course.loader import Course, is_course_dir, load_course, load_module_file_in_course
 from tutor.course.schema import Module
+from tutor.wording import count
 
 
 @dataclass
@@ -66,9 +67,9 @@ def validate(paths: Iterable[Path], out: TextIO) -> int:
             print(f"{t.label}: {len(t.course.slots)} modules in the course, {len(t.course.modules())} written, "
                   f"{coming} coming", file=out)
     elapsed = time.perf_counter() - started
-    status = "ok" if not errors else f"{len(errors)} error(s)"
-    status += f", {len(warnings)} giveaway warning(s)" if warnings else ""
-    print(f"validate: {status} — {modules} module(s), {drills} drill(s), {checks} self-check(s) "
+    status = "ok" if not errors else count(len(errors), "error")
+    status += f", {count(len(warnings), 'giveaway warning')}" if warnings else ""
+    print(f"validate: {status} — {count(modules, 'module')}, {count(drills, 'drill')}, {count(checks, 'self-check')} "
           f"in {elapsed:.2f} s", file=out)
     return 1 if errors else 0
 

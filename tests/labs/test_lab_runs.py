@@ -40,7 +40,7 @@ def run(sandbox, drill, code, files=None):
 def test_check_proves_the_pack_starters_fail_references_pass_and_wrong_submissions_are_rejected():
     out = io.StringIO()
     assert check([PACK], out) == 0, out.getvalue()
-    assert "check: ok — 8 drill(s)" in out.getvalue()
+    assert "check: ok — 8 drills" in out.getvalue()
 
 
 def test_each_named_test_reports_on_its_own_with_the_authors_message(sandbox, course):

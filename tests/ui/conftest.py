@@ -25,6 +25,17 @@ def text_of(widget) -> str:
     return console.export_text()
 
 
+def prompt_text(prompt) -> str:
+    """An option list's line (text or any Rich renderable, such as the map's grid) as plain text."""
+    console = Console(width=200, record=True, file=io.StringIO(), color_system=None)
+    console.print(prompt)
+    return " ".join(line.rstrip() for line in console.export_text().splitlines() if line.strip())
+
+
+def option_texts(listing) -> list[str]:
+    return [prompt_text(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+
+
 async def settle(app, pilot) -> None:
     """Wait for the workers that finish (sandbox runs), then for the messages they posted.
 

@@ -7,7 +7,7 @@ import shutil
 import pytest
 from textual.widgets import OptionList
 
-from tests.ui.conftest import SIZE, settle
+from tests.ui.conftest import SIZE, settle, option_texts
 from tutor.app.screens.drill import DrillScreen
 from tutor.app.screens.map import MapScreen
 from tutor.course.loader import load_course
@@ -30,7 +30,7 @@ async def test_a_packs_progress_stays_out_of_another_course(make_app, mini_cours
         await settle(app, pilot)
         assert isinstance(app.screen, MapScreen)  # no resume at the pack's position
         listing = app.screen.query_one("#modules", OptionList)
-        prompts = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+        prompts = option_texts(listing)
         assert any("01  First steps  open" in p for p in prompts), prompts
 
     again = make_app(pack, profile="shared.sqlite")

@@ -14,7 +14,7 @@ import pytest
 from textual.command import CommandList
 from textual.widgets import Input, OptionList, TextArea
 
-from tests.ui.conftest import SIZE, settle, text_of, type_into
+from tests.ui.conftest import SIZE, settle, text_of, type_into, option_texts
 from tutor.app.screens.drill import AnswerInput, DrillScreen
 from tutor.app.screens.help import HelpScreen
 from tutor.app.screens.map import MapScreen
@@ -40,7 +40,7 @@ async def test_map_to_done_unlocks_and_relaunch_resumes(make_app, mini_course_di
         await settle(app, pilot)
         assert isinstance(app.screen, MapScreen)
         listing = app.screen.query_one("#modules", OptionList)
-        prompts = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+        prompts = option_texts(listing)
         assert any("02  Second steps  needs 01" in p for p in prompts)
         assert any("03  Not written yet  coming" in p for p in prompts)
 
@@ -115,7 +115,7 @@ async def test_map_to_done_unlocks_and_relaunch_resumes(make_app, mini_course_di
 
         await pilot.press("ctrl+n")
         assert isinstance(app.screen, MapScreen)
-        prompts = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+        prompts = option_texts(listing)
         assert any("01  First steps  done" in p for p in prompts)
         assert any("02  Second steps  open" in p for p in prompts)
 

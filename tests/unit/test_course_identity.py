@@ -148,11 +148,11 @@ def test_export_and_import_carry_every_course_and_the_lab_workspace(tmp_path, pa
     (builtin.directory / "support" / "helpers.py").write_text("X = 1\n")
     export = tmp_path / "moving.json"
     assert main(["profile", "export", str(export)]) == 0
-    assert "3 lab workspace file(s)" in capsys.readouterr().out
+    assert "3 lab workspace files" in capsys.readouterr().out
 
     monkeypatch.setenv("PYTORCH_TUTOR_HOME", str(tmp_path / "desktop"))
     assert main(["profile", "import", str(export)]) == 0
-    assert "3 lab workspace file(s)" in capsys.readouterr().out
+    assert "3 lab workspace files" in capsys.readouterr().out
     assert (builtin.directory / "07_micrograd.py").read_text() == "class Value:\n    pass  # my engine\n"
     assert (pack.directory / "07_micrograd.py").read_text() == "# the other pack's lab of the same module and id\n"
     assert (builtin.directory / "support" / "helpers.py").read_text() == "X = 1\n"

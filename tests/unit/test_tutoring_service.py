@@ -126,7 +126,7 @@ async def test_a_repair_is_judged_by_its_check_in_a_process_of_its_own(session):
     report = await service.submit_repair("02", d, "b = a.mean(dim=0, keepdim=True)\n", 3.0)
     assert report.outcome == Outcome.CHECK_FAILS and report.recorded.correct is False
     assert (report.check, report.check_message) == (CheckStatus.FAILED, "line 1: b.dim() was 1")
-    assert "Check: failed — line 1: b.dim() was 1" in plain_lines(run_blocks(report))
+    assert "Check of the code: failed — line 1: b.dim() was 1" in plain_lines(run_blocks(report))
     assert fake.requests[0].judged and fake.requests[0].code == "b = a.mean(dim=0, keepdim=True)\n"
     report = await service.submit_repair("02", d, "b = a.mean()\n", 3.0)
     # the repair passes, but the symptom is still to predict before the drill is done

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Iterable
 
 from tutor.course.schema import Module
+from tutor.wording import count
 
 WHY = {
     "processes": "start processes (e.g. DataLoader workers)",
@@ -34,7 +35,7 @@ def describe(wanted: dict[str, list[str]]) -> str:
     lines = []
     for need, drills in wanted.items():
         shown = ", ".join(drills[:4]) + (f" and {len(drills) - 4} more" if len(drills) > 4 else "")
-        lines.append(f"  {need}: {WHY.get(need, need)} — {len(drills)} drill(s): {shown}")
+        lines.append(f"  {need}: {WHY.get(need, need)} — {count(len(drills), 'drill')}: {shown}")
     return "\n".join(lines)
 
 

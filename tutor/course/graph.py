@@ -65,7 +65,8 @@ def module_states(course, done: set[str], started: set[str],
         if slot.is_broken:
             states[slot.id] = ModuleState(Status.BROKEN, str(slot.errors[0]))
             continue
-        missing = sorted({r for r in effective_requires(slot.id, set()) if r not in done and r not in tested_out})
+        # in the order course.yaml lists them, as the map's "Requires:" does
+        missing = [r for r in dict.fromkeys(effective_requires(slot.id, set())) if r not in done and r not in tested_out]
         if slot.id in done:
             states[slot.id] = ModuleState(Status.DONE)
         elif slot.id in tested_out:

@@ -32,6 +32,7 @@ class Tone(StrEnum):
     DIM = "dim"
     CODE = "code"  # a line of Python
     OUTPUT = "output"  # what the snippet printed
+    INLINE_CODE = "inline code"  # `code` inside lesson prose: its backticks dropped, the span marked instead
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,14 @@ def line(*parts: str | tuple[str, Tone]) -> Line:
     return Line(tuple(Span(p) if isinstance(p, str) else Span(*p) for p in parts))
 
 
+def prose(text: str, tone: Tone = Tone.PLAIN) -> tuple[tuple[str, Tone], ...]:
+    """Lesson prose as spans: `code` loses its backticks and is marked instead (never printed raw)."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: leave the text as it is
+        return ((text, tone),)
+    return tuple((part, Tone.INLINE_CODE if i % 2 else tone) for i, part in enumerate(parts) if part)
+
+
 # ---------------------------------------------------------------- small shared pieces
 
 
@@ -74,7 +83,7 @@ def option_lines(options: tuple[str, ...], indent: str = "   ") -> list[str]:
 
 def hint_line(hints: tuple[str, ...] | list[str], number: int) -> Line:
     """Hint ``number`` (from 1) of a drill's tiers."""
-    return line((f"Hint {number}/{len(hints)}: ", Tone.STRONG), inert(hints[number - 1]))
+    return line((f"Hint {number}/{len(hints)}: ", Tone.STRONG), *prose(inert(hints[number - 1])))
 
 
 def self_check_verdict(correct: bool | None, right_answer: str) -> str:
@@ -118,16 +127,19 @@ def _drill_blocks(report: RunReport) -> list[Block]:
     blocks.extend(_misconception_blocks(report))
     if report.error:
         blocks.append(line(("Raised: ", Tone.STRONG), inert(report.error)))
-    if report.check != CheckStatus.SKIPPED:
-        passed = report.check == CheckStatus.PASSED
+    passed = report.check == CheckStatus.PASSED
+    # The check tests the code, not the prediction: under a prediction, "passed" would read as praise
+    # of the answer, so it is said only when the code was the learner's (an experiment, a repair) or failed.
+    if report.check != CheckStatus.SKIPPED and not (report.graded and passed):
         message = "" if passed else f" — {inert(report.check_message)}"
-        blocks.append(line(("Check: ", Tone.STRONG), (str(report.check), Tone.GOOD if passed else Tone.BAD), message))
+        blocks.append(line(("Check of the code: ", Tone.STRONG), (str(report.check), Tone.GOOD if passed else Tone.BAD),
+                           message))
     blocks.extend(_fence_blocks(report))
     return blocks
 
 
 def _misconception_blocks(report: RunReport) -> list[Block]:
-    return [line(("That answer reveals a common misconception: ", Tone.MISCONCEPTION), inert(m))
+    return [line(("That answer reveals a common misconception: ", Tone.MISCONCEPTION), *prose(inert(m)))
             for m in report.misconceptions]
 
 

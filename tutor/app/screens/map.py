@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -28,6 +29,19 @@ STATUS_STYLE = {
     Status.COMING: ("…", "dim italic"),
     Status.BROKEN: ("✗", "red"),
 }
+
+
+def module_line(slot, state) -> Table:
+    """A module's line: icon and id in a column of their own, so a wrapped title and its state
+    ("needs 07", "coming") stay indented under the title."""
+    icon, style = STATUS_STYLE[state.status]
+    label = state.status.value if state.status != Status.LOCKED else state.reason
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(width=2 + len(slot.id), no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_row(Text.assemble((f"{icon} ", style), (slot.id, "bold")),
+                 Text.assemble((inert(slot.title), style), (f"  {label}", "dim")))
+    return grid
 
 
 class MapScreen(Screen):
@@ -94,11 +108,7 @@ class MapScreen(Screen):
             options.append(Option(Text(f"{inert(part.title)} ({span})", style="bold underline"), disabled=True))
             for slot in slots:
                 state = session.state(slot.id)
-                icon, style = STATUS_STYLE[state.status]
-                line = Text.assemble((f"{icon} ", style), (f"{slot.id}  ", "bold"), (inert(slot.title), style))
-                label = state.status.value if state.status != Status.LOCKED else state.reason
-                line.append(f"  {label}", style="dim")
-                options.append(Option(line, id=slot.id))
+                options.append(Option(module_line(slot, state), id=slot.id))
         orphans = [s for s in course.slots if s.part not in {p.id for p in course.parts}]
         for slot in orphans:
             options.append(Option(Text(f"{slot.id}  {inert(slot.title)}"), id=slot.id))
@@ -155,8 +165,9 @@ class MapScreen(Screen):
             text.append(f" — {state.reason}")
             text.append("\nKnow the prerequisites already? Press t to test out.", style="dim")
         text.append("\n")
-        if slot.requires:
-            text.append(f"Requires: {', '.join(slot.requires)}\n", style="dim")
+        if slot.requires:  # each with its state: "needs" above names the ones not done yet, in this order
+            parts = [f"{r} {session.state(r).status.value}" if session.slot(r) else r for r in slot.requires]
+            text.append(f"Requires: {', '.join(parts)}\n", style="dim")
         if slot.module is not None:
             progress = session.progress.of(slot.id)
             module = slot.module

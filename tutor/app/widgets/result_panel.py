@@ -14,6 +14,7 @@ from tutor.tutoring.reports import RunReport
 STYLES = {
     Tone.PLAIN: "", Tone.STRONG: "bold", Tone.GOOD: "green", Tone.BAD: "bold red",
     Tone.DIVERGENCE: "bold yellow", Tone.MISCONCEPTION: "bold magenta", Tone.DIM: "dim", Tone.OUTPUT: "",
+    Tone.INLINE_CODE: "bold cyan",
 }
 
 

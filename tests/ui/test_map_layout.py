@@ -1,0 +1,36 @@
+"""The map at 80x24: wrapped titles keep their state under the title; "needs" and "Requires" agree (issue 12 item 18)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import OptionList
+
+from tests.ui.conftest import settle, text_of
+
+LESSONS = Path(__file__).resolve().parents[2] / "lessons"
+
+
+async def test_wrapped_titles_keep_their_state_indented_and_needs_matches_requires(make_app):
+    app = make_app(LESSONS)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        listing = app.screen.query_one("#modules", OptionList)
+        lines = [strip.text for strip in listing.render_lines(listing.region.reset_offset)]
+        inner = [line.strip("▊▎│ ") for line in lines]
+        title_line = next(i for i, line in enumerate(lines) if "02  Tensor Creation" in line)
+        start = lines[title_line].index("Tensor")
+        # the title wraps at 80 columns: its continuation and "needs 01" start under the title, not at the edge
+        continuation = lines[title_line + 1]
+        assert "needs 01" in continuation, inner[title_line:title_line + 2]
+        assert continuation[:start].strip("▊▎│ ") == "" and continuation[start] != " "
+
+        listing.highlighted = listing.get_option_index("38")
+        await pilot.pause()
+        details = text_of(app.screen.query_one("#details"))
+        state = app.session.state("38")
+        needs = state.reason.removeprefix("needs ").split(", ")
+        requires = details.split("Requires: ", 1)[1].splitlines()[0]
+        named = [part.split(" ")[0] for part in requires.split(", ")]
+        assert needs == [r for r in named if r in needs], (needs, requires)  # same modules, same order
+        assert all(f"{r} " in requires for r in named)  # each requirement with its state

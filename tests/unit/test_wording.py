@@ -1,0 +1,51 @@
+"""What a learner reads: counts, lesson prose without raw Markdown, a check never read as praise (issue 12 item 18)."""
+
+from __future__ import annotations
+
+import argparse
+
+from tutor.progress.store import AttemptKind
+from tutor.tutoring.presentation import plain_lines, run_blocks
+from tutor.tutoring.reports import AskRow, RunReport
+from tutor.tutoring.states import CheckStatus, Outcome, RunStatus
+from tutor.wording import count
+
+
+def test_counts_take_the_number_of_their_noun():
+    assert count(1, "answer") == "1 answer" and count(2, "answer") == "2 answers"
+    assert count(0, "item") == "0 items" and count(1, "thread") == "1 thread"
+    assert count(1200, "attempt") == "1,200 attempts"
+
+
+def wrong_prediction(**kwargs) -> RunReport:
+    row = AskRow("s", "y.stride()", "(3, 1)", "(1, 3)", False, misconception="`x.t()` copies the data")
+    return RunReport("01", "d", kwargs.pop("kind", AttemptKind.PREDICTION), Outcome.NOT_YET, status=RunStatus.OK,
+                     rows=(row,), check=CheckStatus.PASSED, **kwargs)
+
+
+def test_a_misconception_is_prose_without_backticks():
+    lines = plain_lines(run_blocks(wrong_prediction()))
+    assert "That answer reveals a common misconception: x.t() copies the data" in lines
+    assert not any("`" in text for text in lines)
+
+
+def test_a_passing_check_is_not_shown_under_a_prediction_as_if_it_praised_it():
+    lines = plain_lines(run_blocks(wrong_prediction()))
+    assert not any("passed" in text for text in lines)
+    # an experiment's code is the learner's: there the check says what it says about that code
+    experiment = plain_lines(run_blocks(wrong_prediction(kind=AttemptKind.EXPERIMENT, graded=False)))
+    assert "Check of the code: passed" in experiment
+
+
+def test_capstone_eval_never_says_beats_by_a_negative(monkeypatch, capsys, tmp_path):
+    import capstone.cli as cli
+    import capstone.evaluate
+
+    scores = {"nats_per_token": 3.0, "bits_per_byte": 1.5}
+    result = {"val_tokens_scored": 10, "val_bytes_scored": 20, "checkpoint_step": 1, "context": 8, "stride": 4,
+              "model": scores, "bigram": scores, "unigram": scores, "gap_to_bigram": -1.5002}
+    monkeypatch.setattr(capstone.evaluate, "evaluate", lambda *a, **k: result)
+    monkeypatch.setattr(cli, "config_from", lambda *a, **k: None)
+    cli.cmd_eval(argparse.Namespace(workspace=str(tmp_path)))
+    out = capsys.readouterr().out
+    assert "beats" not in out and "1.5002 nats/token worse than the best bigram" in out
