@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--plain", action="store_true",
                         help="the same drills line by line without the full-screen app (screen readers, scripts; "
                              "reads answers from stdin)")
+    parser.add_argument("--module", metavar="ID", help="with --plain: begin at this module (else the module list)")
+    parser.add_argument("--drill", metavar="[MODULE/]ID", dest="start_drill",
+                        help="with --plain: begin at this drill")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("validate", help="check lesson files' schema and graph (fast, no torch)")
@@ -173,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.watch and (args.lessons is None or args.plain or args.command):
             raise ValueError("--watch reloads the lessons an author edits: use it with --lessons DIR "
                              "(or --course ID) in the app")
+        if (args.module or args.start_drill) and not args.plain:
+            raise ValueError("--module and --drill choose where plain mode begins: use them with --plain")
         if args.command == "new":
             return _scaffold(args)
         if args.command == "courses":

@@ -16,6 +16,7 @@ from tutor.course import grants
 from tutor.course.graph import Status
 from tutor.course.schema import Drill, Module
 from tutor.judge import ReadAnswer, expected_form, read_answer
+from tutor.plain_text import gpu_note_text, markdown_to_plain
 from tutor.progress.review import SELF_RATING_WORDS
 from tutor.progress.store import CONFIDENCE_LEVELS
 from tutor.safe_text import inert
@@ -28,6 +29,11 @@ from tutor.tutoring.view_blocks import read_view_request, view_report_blocks
 from tutor.tutoring.states import Outcome
 from tutor.tutoring.trace_view import trace_lines
 from tutor.workspace import Workspace, ensure_starter, lab_files, read_exercise, reset_exercise
+
+# The prompt protocol (README.md, "Plain mode and scripts"): every prompt is one line that starts with
+# its kind in brackets and ends with "> ", with no newline after it; a script reads up to "> " and
+# answers by the kind. The first prompt is always [module], unless --module or --drill names the start.
+PROMPT_KINDS = ("module", "answer", "confidence", "code", "continue", "lab", "self-check", "rating")
 
 HELP = ("At any prompt: ':hint' shows the next hint, ':skip' moves on, ':map' returns to the module list, "
         "':quit' leaves (progress is always saved); in a lab, ':reset' restores the starter file; after a drill's "
@@ -49,8 +55,9 @@ class _ToMap(Exception):
 
 class PlainTutor:
     def __init__(self, session: Session, sandbox: SandboxPort, profile: str, stdin: TextIO = sys.stdin,
-                 out: TextIO = sys.stdout):
+                 out: TextIO = sys.stdout, start: tuple[str, str] | None = None):
         self.session = session
+        self.start = start  # (module, item) to begin at, from --module / --drill (see start_point)
         self.service = TutoringService(session, sandbox)
         self.profile = profile
         self.workspace = Workspace(profile, session.course.identity)  # this course's lab files
@@ -68,8 +75,10 @@ class PlainTutor:
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
 
-    def ask(self, prompt: str) -> str:
-        self.out.write(prompt)
+    def ask(self, prompt: str, kind: str = "answer") -> str:
+        """One line from stdin after a ``[kind] …> `` prompt; the `:` commands are handled here."""
+        assert kind in PROMPT_KINDS, kind
+        self.out.write(f"[{kind}] {prompt}")
         self.out.flush()
         line = self.stdin.readline()
         if not line:
@@ -84,16 +93,16 @@ class PlainTutor:
             raise _ToMap()
         if command in (":hint", ":h"):
             self.show_hint()
-            return self.ask(prompt)
+            return self.ask(prompt, kind)
         if command in (":help", "?"):
             self.say(HELP)
-            return self.ask(prompt)
+            return self.ask(prompt, kind)
         if command == ":trace":
             self.show_trace()
-            return self.ask(prompt)
+            return self.ask(prompt, kind)
         if command == ":view" or command.startswith(":view "):
             self.show_view(answer.strip()[len(":view"):])
-            return self.ask(prompt)
+            return self.ask(prompt, kind)
         return answer
 
     def show_view(self, typed: str) -> None:
@@ -158,16 +167,14 @@ class PlainTutor:
             self.say(HELP)
             if self.session.store.notice:
                 self.say(self.session.store.notice)
-            resume = self.session.resume_point()
+            start = self.start  # --module / --drill: where to begin; otherwise always the module list
             while True:
                 try:
-                    if resume:
-                        module_id, item = resume
-                        resume = None
-                        self.say(f"Resuming module {module_id}.")
+                    if start:
+                        module_id, item = start
+                        start = None
                     else:
-                        module_id = self.choose_module()
-                        item = self.session.entry_point(module_id)
+                        module_id, item = self.choose_module()
                     self.study(module_id, item)
                 except _ToMap:
                     continue
@@ -178,7 +185,12 @@ class PlainTutor:
             self.loop.run_until_complete(self.service.close())
             self.loop.close()
 
-    def choose_module(self) -> str:
+    def choose_module(self) -> tuple[str, str]:
+        """The module list, then the learner's choice; an empty line resumes where they left off."""
+        resume = self.session.resume_point()
+        resume_hint = ""
+        if resume is not None:
+            resume_hint = f", or Enter to resume module {resume[0]}"
         while True:
             self.say("")
             self.say("Modules:")
@@ -187,9 +199,11 @@ class PlainTutor:
                 note = state.reason if state.status in (Status.LOCKED, Status.BROKEN) else state.status.value
                 self.say(f"  {slot.id}  {inert(slot.title)} — {note}")
             try:
-                choice = self.ask("Module to open (its number; :quit to leave) > ").strip()
+                choice = self.ask(f"Module to open (its number{resume_hint}; :quit to leave) > ", "module").strip()
             except (_Skip, _ToMap):
                 continue
+            if not choice and resume is not None:
+                return resume
             module_id = self._module_id(choice)
             if self.session.slot(module_id) is None:
                 self.say(f"There is no module {choice!r}.")
@@ -197,7 +211,7 @@ class PlainTutor:
                 state = self.session.state(module_id)
                 self.say(f"Module {module_id} is {state.status.value}: {state.reason}")
             else:
-                return module_id
+                return module_id, self.session.entry_point(module_id)
 
     def _module_id(self, choice: str) -> str:
         """The module typed: as it is when the course has that id ("1"), else "1" for "01"."""
@@ -232,7 +246,7 @@ class PlainTutor:
         self.say("")
         kind = "exercise" if drill.is_exercise else "repair drill" if drill.is_repair else "drill"
         self.say(f"== {module.id} {kind} {number}/{len(module.drills)}: {inert(drill.title)}")
-        self.say(inert(drill.prompt).rstrip())
+        self.say(markdown_to_plain(inert(drill.prompt)))
         if drill.is_exercise:
             self.exercise(module, drill)
             return
@@ -253,7 +267,7 @@ class PlainTutor:
             report = self.perform(self.service.submit_prediction(module.id, drill, said, time.monotonic() - clock,
                                                                  confidence))
             if report.outcome == Outcome.NOT_FINISHED:
-                self.ask(f"{report.not_recorded} Enter to try again > ")
+                self.ask(f"{report.not_recorded} Enter to try again > ", "continue")
                 continue
             self._revealed = True
             self._viewable = (module.id, drill, None)
@@ -268,13 +282,14 @@ class PlainTutor:
             self.repair(module, drill)
 
     def explain(self, drill: Drill) -> None:
-        self.say("Why: " + inert(drill.explanation).strip())
+        self.say("Why: " + markdown_to_plain(inert(drill.explanation)))
         if drill.gpu_note.strip():
-            self.say("On a GPU (not executed here): " + inert(drill.gpu_note).strip())
+            self.say("On a GPU (not executed here): " + gpu_note_text(inert(drill.gpu_note)))
 
     def read_answer(self, ask) -> ReadAnswer:
         while True:
-            said = read_answer(ask, self.ask(f"{inert(ask.question)}\n  ({expected_form(ask.kind)})\n> "))
+            self.say(markdown_to_plain(inert(ask.question)))
+            said = read_answer(ask, self.ask(f"({expected_form(ask.kind)}) > "))
             if said.readable:
                 return said
             self.say(said.problem)
@@ -282,7 +297,7 @@ class PlainTutor:
     def read_confidence(self) -> int | None:
         levels = " ".join(f"[{n}] {word}" for n, word in CONFIDENCE_LEVELS.items())
         while True:
-            answer = self.ask(f"How sure are you? {levels} (Enter to skip) > ").strip()
+            answer = self.ask(f"How sure are you? {levels} (Enter to skip) > ", "confidence").strip()
             if not answer:
                 return None
             if answer in ("1", "2", "3"):
@@ -293,7 +308,7 @@ class PlainTutor:
         self.say(prompt + " Type the code; end with a line holding only a single '.'.")
         lines = []
         while True:
-            line = self.ask("")
+            line = self.ask("> ", "code")
             if line.strip() == ".":
                 return "\n".join(lines) + "\n"
             lines.append(line)
@@ -321,7 +336,7 @@ class PlainTutor:
         clock = time.monotonic()
         while True:
             command = self.ask("Edit the file in your editor and save, then press Enter to run the checks "
-                               "(:reset restores the starter) > ").strip().lower()
+                               "(:reset restores the starter) > ", "lab").strip().lower()
             if command == ":reset":
                 kept = reset_exercise(self.workspace, module.id, drill)
                 self.say("The starter is back." + (f" Your version is kept at {kept}." if kept else ""))
@@ -342,7 +357,7 @@ class PlainTutor:
             if report.outcome == Outcome.NOT_FINISHED:
                 self.say(report.not_recorded)
             elif report.outcome == Outcome.SOLVED:
-                self.say("Why: " + inert(drill.explanation).strip())
+                self.say("Why: " + markdown_to_plain(inert(drill.explanation)))
                 self.say("The reference solution:")
                 self.say(_indent(drill.solution.rstrip("\n")))
                 return
@@ -355,12 +370,12 @@ class PlainTutor:
         for number, check in enumerate(module.self_checks, start=1):
             self._hints, self._hints_shown = [], 0
             try:
-                self.say(f"Question {number}/{len(module.self_checks)}: {inert(check.question).strip()}")
+                self.say(f"Question {number}/{len(module.self_checks)}: {markdown_to_plain(inert(check.question))}")
                 for option in option_lines(check.options):
                     self.say(option)
                 clock = time.monotonic()
                 while True:
-                    answer = self.ask("Your answer > ")
+                    answer = self.ask("Your answer > ", "self-check")
                     report = self.loop.run_until_complete(
                         self.service.answer_self_check(module.id, check, answer, time.monotonic() - clock))
                     if not report.problem:
@@ -368,7 +383,7 @@ class PlainTutor:
                     self.say(report.problem)
                 if report.correct is not None:
                     self.say(self_check_verdict(report.correct, report.right_answer))
-                self.say("Model answer: " + inert(report.model_answer).strip())
+                self.say("Model answer: " + markdown_to_plain(inert(report.model_answer)))
                 if report.needs_rating:
                     self.rate(module, check)
                 self.announce(report.unlocked)
@@ -378,7 +393,7 @@ class PlainTutor:
     def rate(self, module: Module, check) -> None:
         words = " ".join(f"[{n}] {w}" for n, w in SELF_RATING_WORDS.items())
         while True:
-            answer = self.ask(f"Compared with the model answer, how did you do? {words} > ").strip()
+            answer = self.ask(f"Compared with the model answer, how did you do? {words} > ", "rating").strip()
             if answer in ("1", "2", "3", "4"):
                 self.service.rate_self_check(module.id, check, int(answer))
                 return
@@ -394,9 +409,10 @@ def _indent(text: str) -> str:
 
 
 def run_plain(session: Session, profile: str, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout,
-              sandbox: Sandbox | None = None) -> int:
+              sandbox: Sandbox | None = None, start: tuple[str, str] | None = None) -> int:
+    """``start``: (module, item) from ``Session.start_point`` (--module / --drill); else the module list."""
     sandbox = sandbox or Sandbox(**grants.sandbox_options(session.course.root, session.course.modules()))
-    return PlainTutor(session, sandbox, profile, stdin, out).main()
+    return PlainTutor(session, sandbox, profile, stdin, out, start).main()
 
 
 __all__ = ["OPENABLE", "PlainTutor", "run_plain"]

@@ -126,6 +126,14 @@ def plain(args: argparse.Namespace) -> int:
         print(f"pytorch-tutor: {exc}", file=sys.stderr)
         return 2
     try:
-        return run_plain(Session(course, store), args.profile)
+        session = Session(course, store)
+        start = None
+        if args.module or args.start_drill:
+            try:
+                start = session.start_point(args.module, args.start_drill)
+            except ValueError as exc:
+                print(f"pytorch-tutor: {inert(str(exc))}", file=sys.stderr)
+                return 2
+        return run_plain(session, args.profile, start=start)
     finally:
         store.close()

@@ -73,6 +73,32 @@ class Session:
             return None
         return position
 
+    def start_point(self, module_id: str | None = None, drill_id: str | None = None) -> tuple[str, str]:
+        """Where ``--module ID`` or ``--drill [MODULE/]ID`` begins; ValueError says why it cannot."""
+        if drill_id is not None:
+            wanted_module, _, wanted = drill_id.rpartition("/")
+            wanted_module = wanted_module or module_id
+            found = [m.id for m in self.course.modules() if m.drill(wanted) is not None
+                     and (wanted_module is None or m.id == wanted_module)]
+            if not found:
+                raise ValueError(f"there is no drill {drill_id!r} in this course")
+            if len(found) > 1:
+                raise ValueError(f"drill {wanted!r} is in modules {', '.join(found)}: say which, e.g. "
+                                 f"--drill {found[0]}/{wanted}")
+            module_id, item = found[0], wanted
+        elif module_id is not None:
+            if self.slot(module_id) is None and module_id.isdigit() and self.slot(module_id.zfill(2)) is not None:
+                module_id = module_id.zfill(2)
+            if self.slot(module_id) is None:
+                raise ValueError(f"there is no module {module_id!r} in this course")
+            item = None
+        else:
+            raise ValueError("name a module or a drill")
+        if self.module(module_id) is None or not self.can_open(module_id):
+            state = self.state(module_id)
+            raise ValueError(f"module {module_id} is {state.status.value}" + (f": {state.reason}" if state.reason else ""))
+        return module_id, item or self.entry_point(module_id)
+
     def entry_point(self, module_id: str) -> str:
         """Where opening a module lands: the first unfinished drill, else the self-check."""
         module = self.module(module_id)

@@ -1,0 +1,85 @@
+"""Plain mode's start and prompts are predictable and scriptable (issue 12 items 21, 22)."""
+
+from __future__ import annotations
+
+import io
+
+from tutor.cli import main
+from tutor.plain import PROMPT_KINDS, run_plain
+from tutor.plain_text import gpu_note_text, markdown_to_plain
+from tutor.progress.store import ProfileStore
+from tutor.session import Session
+
+
+class ByKind(io.TextIOBase):
+    """A script that answers each prompt by the kind it starts with ("[answer] … > "), not by position."""
+
+    def __init__(self, out: io.StringIO, answers: dict[str, list[str]]):
+        self.out, self.answers, self.kinds = out, answers, []
+
+    def readline(self) -> str:
+        text = self.out.getvalue()
+        assert text.endswith("> "), f"not at a prompt: {text[-80:]!r}"
+        # the protocol: the last "[kind] " written opens the prompt (answers are not echoed into the output)
+        kind = max(PROMPT_KINDS, key=lambda k: text.rfind(f"[{k}] "))
+        assert text.rfind(f"[{kind}] ") >= 0
+        self.kinds.append(kind)
+        queue = self.answers.get(kind) or [":quit"]
+        return queue.pop(0) + "\n"
+
+
+def test_a_script_answers_by_prompt_kind_and_the_first_prompt_is_the_module_list(tmp_path, mini_course,
+                                                                                  scripted_sandbox):
+    store = ProfileStore.open(tmp_path / "p.sqlite")
+    session = Session(mini_course, store)
+    store.set_position("01", "sum-dtype")  # a profile that was somewhere: the start does not depend on it
+    out = io.StringIO()
+    script = ByKind(out, {"module": ["01"], "answer": ["1x3", "int64", "6"], "confidence": ["", ""]})
+    assert run_plain(session, "default", script, out, scripted_sandbox) == 0
+    assert script.kinds[:4] == ["module", "answer", "confidence", "answer"]
+    text = out.getvalue()
+    assert "Enter to resume module 01" in text  # offered, never taken without asking
+    assert text.count("Verified ✓ right.") == 2
+
+
+def test_empty_module_answer_resumes_and_start_points_begin_where_named(tmp_path, mini_course, scripted_sandbox):
+    store = ProfileStore.open(tmp_path / "p.sqlite")
+    session = Session(mini_course, store)
+    store.set_position("01", "sum-dtype")
+    out = io.StringIO()
+    run_plain(session, "default", io.StringIO("\n:quit\n"), out, scripted_sandbox)
+    assert "drill 2/2" in out.getvalue()  # Enter at [module]: where the learner left off
+
+    assert session.start_point("1") == ("01", "transpose-strides")  # --module 1 is 01
+    assert session.start_point(drill_id="sum-dtype") == ("01", "sum-dtype")
+    assert session.start_point(drill_id="01/sum-dtype") == ("01", "sum-dtype")
+    out = io.StringIO()
+    run_plain(session, "default", io.StringIO(":quit\n"), out, scripted_sandbox,
+              start=session.start_point(drill_id="sum-dtype"))
+    first_prompt = out.getvalue().split("> ", 1)[0].rsplit("\n", 1)[-1]
+    assert first_prompt.startswith("[answer]") and "drill 2/2" in out.getvalue()
+
+
+def test_the_command_line_refuses_a_start_it_cannot_open(tmp_path, monkeypatch, capsys, mini_course_dir):
+    monkeypatch.setenv("PYTORCH_TUTOR_HOME", str(tmp_path))
+    base = ["--lessons", str(mini_course_dir), "--trust-lessons", "--plain"]
+    assert main([*base, "--drill", "no-such-drill"]) == 2
+    assert "there is no drill 'no-such-drill'" in capsys.readouterr().err
+    assert main([*base, "--module", "02"]) == 2
+    assert "module 02 is locked: needs 01" in capsys.readouterr().err
+    assert main(["--module", "01"]) == 2  # without --plain: said, not ignored
+    assert "use them with --plain" in capsys.readouterr().err
+
+
+def test_plain_mode_prints_markdown_as_plain_text(tmp_path, mini_course, scripted_sandbox):
+    store = ProfileStore.open(tmp_path / "p.sqlite")
+    out = io.StringIO()
+    run_plain(Session(mini_course, store), "default", io.StringIO("01\n(3, 1)\n\n:quit\n"), out, scripted_sandbox)
+    text = out.getvalue()
+    assert "y = x.t() for a contiguous 2×3 x. What are y's strides?" in text
+    assert "`" not in text and "**" not in text
+    assert markdown_to_plain("The **local tag** and *this*; see [docs](https://x.y).\n\n### Why\n") == \
+        "The local tag and this; see docs (https://x.y).\n\nWhy"
+    note = gpu_note_text("*Not executed here.* On Linux x86-64 the default wheel is a CUDA build: "
+                         "`torch.version.cuda` then holds a version string.")
+    assert note.startswith("On Linux x86-64") and "Not executed" not in note and "`" not in note
