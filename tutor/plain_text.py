@@ -46,6 +46,11 @@ def markdown_to_plain(markdown: str) -> str:
     return "\n".join(lines).strip("\n")
 
 
+def without_not_executed(note: str) -> str:
+    """A GPU note without its own leading "*Not executed here.*": every front end labels the note so."""
+    return NOT_EXECUTED.sub("", note.strip(), count=1)
+
+
 def gpu_note_text(note: str) -> str:
-    """A GPU note without its own "Not executed here." (plain mode's label already says it)."""
-    return markdown_to_plain(NOT_EXECUTED.sub("", note.strip(), count=1))
+    """A GPU note as plain text, for plain mode's "On a GPU (not executed here): " label."""
+    return markdown_to_plain(without_not_executed(note))

@@ -34,3 +34,14 @@ async def test_wrapped_titles_keep_their_state_indented_and_needs_matches_requir
         named = [part.split(" ")[0] for part in requires.split(", ")]
         assert needs == [r for r in named if r in needs], (needs, requires)  # same modules, same order
         assert all(f"{r} " in requires for r in named)  # each requirement with its state
+
+
+async def test_drill_questions_show_code_without_raw_backticks(make_app):
+    app = make_app(LESSONS)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.open_item("01", "confirm-the-build")
+        await pilot.pause()
+        questions = [text_of(q) for q in app.screen.query(".ask-question")]
+        assert any("torch.__version__" in q for q in questions)
+        assert not any("`" in q for q in questions), questions

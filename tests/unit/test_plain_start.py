@@ -83,3 +83,11 @@ def test_plain_mode_prints_markdown_as_plain_text(tmp_path, mini_course, scripte
     note = gpu_note_text("*Not executed here.* On Linux x86-64 the default wheel is a CUDA build: "
                          "`torch.version.cuda` then holds a version string.")
     assert note.startswith("On Linux x86-64") and "Not executed" not in note and "`" not in note
+
+
+def test_the_gpu_note_label_is_said_once():
+    from tutor.plain_text import without_not_executed
+
+    assert without_not_executed("*Not executed here.* On a GPU the kernel is queued.") == \
+        "On a GPU the kernel is queued."
+    assert without_not_executed("On a GPU it differs.") == "On a GPU it differs."

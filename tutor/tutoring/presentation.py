@@ -241,6 +241,7 @@ def plain_lines(blocks: list[Block]) -> list[str]:
     for block in blocks:
         if isinstance(block, AskTable):
             for question, said, observed, correct in block.rows:
+                question = "".join(part for part, _tone in prose(question))
                 mark = "✓ right" if correct else "✗ wrong"
                 what = "you said" if block.graded else "your last answer"
                 out.append(f"- {question}: {what} {said or '—'}; observed {observed or '—'} — {mark}")

@@ -17,11 +17,12 @@ from tutor.app.messages import CodeSubmitted, PredictionSubmitted
 from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
 from tutor.app.widgets.code_view import CodeView
-from tutor.app.widgets.result_panel import ResultPanel
+from tutor.app.widgets.result_panel import ResultPanel, prose_text
 from tutor.app.widgets.trace_panel import NOT_YET, TracePanel
 from tutor.app.widgets.view_prompt import ViewPanel, ViewPrompt, ViewSubmitted
 from tutor.judge import ReadAnswer, expected_form
 from tutor.progress.store import CONFIDENCE_LEVELS, AttemptKind
+from tutor.plain_text import without_not_executed
 from tutor.safe_text import inert
 from tutor.tutoring.presentation import option_lines
 from tutor.tutoring.reports import RunReport, ViewReport
@@ -123,7 +124,7 @@ class DrillScreen(LessonScreen):
             yield CodeEditor.python(drill.code, id="editor")
             yield Static(Text(EDITOR_KEYS, style="dim"), id="editor-keys")
             for i, ask in enumerate(drill.asks):
-                question = Text(inert(ask.question), style="bold")
+                question = prose_text(inert(ask.question), "bold")
                 if ask.options:
                     question.append("\n" + "\n".join(option_lines(ask.options)))
                 yield Static(question, classes="ask-question")
@@ -203,7 +204,7 @@ class DrillScreen(LessonScreen):
             return
         text = "### Why\n\n" + inert(self.drill.explanation)
         if self.drill.gpu_note.strip():
-            text += "\n\n### On a GPU — not executed here\n\n" + inert(self.drill.gpu_note)
+            text += "\n\n### On a GPU — not executed here\n\n" + without_not_executed(inert(self.drill.gpu_note))
         explanation = self.query_one("#explanation", Markdown)
         explanation.update(text)
         explanation.add_class("-shown")

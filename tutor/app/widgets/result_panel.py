@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from tutor.tutoring.presentation import AskTable, Block, Line, Tone, run_blocks
+from tutor.tutoring.presentation import AskTable, Block, Line, Tone, prose, run_blocks
 from tutor.tutoring.reports import RunReport
 
 STYLES = {
@@ -26,6 +26,12 @@ def rich_line(block: Line) -> Text | Syntax:
     return Text.assemble(*((span.text, STYLES[span.tone]) for span in block.spans))
 
 
+def prose_text(text: str, style: str = "") -> Text:
+    """Lesson prose (already inert) with `code` marked, not printed with its backticks."""
+    return Text.assemble(*((part, f"{style} {STYLES[tone]}".strip() if tone == Tone.INLINE_CODE else style)
+                           for part, tone in prose(text)))
+
+
 def rich_table(block: AskTable) -> Table:
     table = Table(expand=True, show_edge=False, pad_edge=False)
     table.add_column("prediction", ratio=3)
@@ -34,7 +40,7 @@ def rich_table(block: AskTable) -> Table:
     table.add_column("", width=2)
     for question, said, observed, correct in block.rows:
         mark = Text("✓", style="green") if correct else Text("✗", style="red")
-        table.add_row(Text(question), Text(said or "—"), Text(observed or "—"), mark)
+        table.add_row(prose_text(question), Text(said or "—"), Text(observed or "—"), mark)
     return table
 
 
