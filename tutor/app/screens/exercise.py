@@ -83,7 +83,7 @@ class ExerciseScreen(LessonScreen):
         self._load_file()
         editor = self.query_one("#editor", TextArea)
         editor.add_class("-shown")
-        editor.focus()
+        editor.focus(scroll_visible=False)  # the page opens at its top: the instructions first
         if self.app.session.drill_done(self.module_id, self.drill.id):
             self.set_status("You solved this before. Change anything and save to check again.")
             self._show_solution()
