@@ -46,6 +46,6 @@ def test_capstone_eval_never_says_beats_by_a_negative(monkeypatch, capsys, tmp_p
               "model": scores, "bigram": scores, "unigram": scores, "gap_to_bigram": -1.5002}
     monkeypatch.setattr(capstone.evaluate, "evaluate", lambda *a, **k: result)
     monkeypatch.setattr(cli, "config_from", lambda *a, **k: None)
-    cli.cmd_eval(argparse.Namespace(workspace=str(tmp_path)))
+    cli.cmd_eval(argparse.Namespace(workspace=str(tmp_path), package="reference"))
     out = capsys.readouterr().out
     assert "beats" not in out and "1.5002 nats/token worse than the best bigram" in out
