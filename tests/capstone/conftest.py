@@ -43,3 +43,15 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_as_in_a_terminal():
+    """Ctrl-C tests raise a real SIGINT; they mean a terminal's, where Python's handler is set.
+    A process started in the background of a non-interactive shell inherits SIGINT ignored
+    (Python then leaves it ignored), and a run there could never see the Ctrl-C the test sends."""
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
