@@ -43,6 +43,20 @@ def test_check_proves_the_pack_starters_fail_references_pass_and_wrong_submissio
     assert "check: ok — 8 drills" in out.getvalue()
 
 
+def test_check_proves_what_a_wrong_submission_is_told(sandbox, course):
+    from tutor.judge.lab_check import lab_problems
+    from tutor.tutoring.service import TutoringService
+
+    cumsum = lab(course, "cumsum")
+    told, = [w for w in cumsum.wrong_submissions if w.says]
+    service = TutoringService(None, sandbox)  # recording off, as check runs it
+    assert asyncio.run(lab_problems(cumsum, service)) == []
+    misheard = replace(cumsum, wrong_submissions=(replace(told, says="expected [6, 5, 3]"),))
+    problems = asyncio.run(lab_problems(misheard, service))
+    assert problems == ["wrong submission 1 (examples): the learner is told "
+                        "'cumsum([1, 2, 3]) = [6, 5, 3], expected [1, 3, 6]', which does not say 'expected [6, 5, 3]'"]
+
+
 def test_each_named_test_reports_on_its_own_with_the_authors_message(sandbox, course):
     cumsum = lab(course, "cumsum")
     suffix = cumsum.solution.replace("[:, None] <=", "[:, None] >=")

@@ -84,7 +84,7 @@ TEST_REQUIRED, TEST_OPTIONAL = {"name", "check"}, {"probe", "hints"}
 RULE_KEYS = {"allow_names", "allow_attributes", "allow_calls", "forbid_names", "no_loops", "no_comprehensions",
              "no_imports", "max_lines", "max_columns"}
 # `code:` a whole submission, or `change:` edits of the solution ({from: text, to: text}, each `from` found once)
-WRONG_SUBMISSION_REQUIRED, WRONG_SUBMISSION_OPTIONAL = {"test", "misconception"}, {"code", "change", "files"}
+WRONG_SUBMISSION_REQUIRED, WRONG_SUBMISSION_OPTIONAL = {"test", "misconception"}, {"code", "change", "files", "says"}
 CHANGE_REQUIRED = {"from", "to"}
 FILE_REQUIRED = {"name", "starter", "solution"}
 USE_REQUIRED = {"lab", "as"}

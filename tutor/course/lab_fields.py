@@ -94,7 +94,8 @@ def _wrong_submissions(reader: Reader, data: MarkedDict, key: str, path: str, va
             code = _changed_solution(reader, w, where, values.get("solution", ""))
         files = _file_codes(reader, w, where)
         out.append(WrongSubmission(code=code, test=reader.text(w, "test", where),
-                                   misconception=reader.text(w, "misconception", where), files=files))
+                                   misconception=reader.text(w, "misconception", where), files=files,
+                                   says=reader.text(w, "says", where, default="")))
         values.setdefault("_test_marks", []).append((reader.key_mark(w, "test"), join(where, "test")))
     return tuple(out)
 

@@ -127,6 +127,7 @@ class WrongSubmission:
     test: str  # the test expected to reject it (or ``source-rules``)
     misconception: str
     files: tuple[tuple[str, str], ...] = ()  # a multi-file lab: other files' code (name, code)
+    says: str = ""  # words the named test's message must contain: what the learner is told
 
 
 @dataclass(frozen=True)

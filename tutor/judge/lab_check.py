@@ -3,7 +3,7 @@
 A wrong submission must be rejected by the very test it names (a lab whose tests
 pass it, or reject it only by accident of another test, is a lab with a hole),
 and the learner who submits it must be shown its misconception, so the matching
-is proved too.
+is proved too; with `says:`, so are the words the test's message tells them.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ async def lab_problems(drill, service) -> list[str]:
             passed_all = labs.all_passed(outcome.tests) and outcome.error is None
             problems.append(f"{where}: {'is accepted by every test' if passed_all else 'passes the test it names'}"
                             f" ({labs.summary(outcome.tests)})")
+        elif wrong.says and wrong.says not in named.message:
+            problems.append(f"{where}: the learner is told {named.message!r}, which does not say {wrong.says!r}")
         if not wrong.files and outcome.misconception != wrong.misconception:
             problems.append(f"{where}: a learner submitting it would not be shown its misconception")
     return problems
