@@ -28,7 +28,7 @@ from tutor.tutoring.service import SandboxPort, TutoringService
 from tutor.tutoring.view_blocks import read_view_request, view_report_blocks
 from tutor.tutoring.states import Outcome
 from tutor.tutoring.trace_view import trace_lines
-from tutor.workspace import Workspace, ensure_starter, lab_files, read_exercise, reset_exercise
+from tutor.workspace import Workspace, ensure_starter, reset_exercise
 
 # The prompt protocol (README.md, "Plain mode and scripts"): every prompt is one line that starts with
 # its kind in brackets and ends with "> ", with no newline after it; a script reads up to "> " and
@@ -58,9 +58,9 @@ class PlainTutor:
                  out: TextIO = sys.stdout, start: tuple[str, str] | None = None):
         self.session = session
         self.start = start  # (module, item) to begin at, from --module / --drill (see start_point)
-        self.service = TutoringService(session, sandbox)
-        self.profile = profile
         self.workspace = Workspace(profile, session.course.identity)  # this course's lab files
+        self.service = TutoringService(session, sandbox, self.workspace)
+        self.profile = profile
         self.stdin = stdin
         self.out = out
         self.loop = asyncio.new_event_loop()
@@ -146,6 +146,8 @@ class PlainTutor:
         """Run one of the service's use cases (a coroutine) to its report, and show the report."""
         self.say("Running in the sandbox…")
         report = self.loop.run_until_complete(action)
+        if report.stages:  # a chained lab: whose code each earlier stage ran
+            self.say("Earlier stages: " + "; ".join(inert(n) for n in report.stages))
         for text in plain_lines(run_blocks(report)):
             self.say(text)
         if report.trace is not None:  # a first-divergence drill's run: its rows, the first failure marked
@@ -342,15 +344,11 @@ class PlainTutor:
                 self.say("The starter is back." + (f" Your version is kept at {kept}." if kept else ""))
                 self._hints, self._hints_shown = list(drill.hints), 0
                 continue
-            try:
-                code = read_exercise(path)
-                files, notes = lab_files(self.workspace, module.id, drill)
-            except ValueError as exc:
-                self.say(str(exc))
+            report = self.perform(self.service.check_lab_file(module.id, drill, time.monotonic() - clock))
+            if report.outcome == Outcome.FILE_UNREADABLE:  # nothing ran: what is wrong with the file, and the policy
+                self.say(report.problems["code"])
+                self.say(report.not_recorded)
                 continue
-            if notes:
-                self.say("Earlier stages: " + "; ".join(inert(n) for n in notes))
-            report = self.perform(self.service.check_lab(module.id, drill, code, time.monotonic() - clock, files))
             clock = time.monotonic()
             if report.hints and list(report.hints) != self._hints:  # the failing test's own hints first
                 self._hints, self._hints_shown = list(report.hints), 0

@@ -74,3 +74,26 @@ async def test_exercise_crash_is_reported(make_app, mini_course_dir):
         result = text_of(app.screen.query_one("#result"))
         assert "AttributeError" in result
         assert not app.session.drill_done("04", "write-relu")
+
+
+async def test_a_lab_file_that_became_unreadable_runs_nothing_and_the_status_says_why(make_app, mini_course_dir):
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_item("04", "write-relu")
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#editor", TextArea).text = "def relu(x):\n    return x\n"
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert "First failing check:" in text_of(screen.query_one("#result"))
+        attempts = len(app.session.store.attempts())
+
+        # Another editor saved it in Latin-1: the service reads it, runs nothing and says what is wrong.
+        screen.path.write_bytes(b"def relu(x):\n    return x  # caf\xe9\n")
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        status = text_of(screen.query_one("#status"))
+        assert str(screen.path) in status.replace("\n", "") and "is not UTF-8 text" in status
+        assert "First failing check:" in text_of(screen.query_one("#result"))  # the last result stands
+        assert len(app.session.store.attempts()) == attempts
+        assert screen.path.read_bytes().endswith(b"caf\xe9\n")  # the learner's bytes are untouched

@@ -12,6 +12,7 @@ import pytest
 from tutor.plain import run_plain
 from tutor.progress.store import ProfileStore
 from tutor.session import Session
+from tutor.workspace import Workspace, ensure_starter
 
 ANSWERS = "\n".join([
     "01",            # open module 01
@@ -62,3 +63,18 @@ def test_plain_mode_from_the_command_line_respects_no_color(tmp_path, mini_cours
     assert "Module 02 is locked: needs 01" in done.stdout
     assert "Verified ✓ right." in done.stdout
     assert "\x1b" not in done.stdout
+
+
+def test_plain_mode_says_when_the_lab_file_cannot_be_read_and_runs_nothing(tmp_path, mini_course, scripted_sandbox):
+    store = ProfileStore.open(tmp_path / "p.sqlite")
+    session = Session(mini_course, store)
+    drill = mini_course.slot("04").module.drill("write-relu")
+    path = ensure_starter(Workspace("default", mini_course.identity), "04", drill)
+    path.write_bytes(b"def relu(x):\n    return x  # caf\xe9\n")  # saved in Latin-1 by another editor
+    out = io.StringIO()
+    run_plain(session, "default", io.StringIO("\n:quit\n"), out, scripted_sandbox,
+              start=("04", "write-relu"))  # as --drill gives it (the lock is not what this test is about)
+    text = out.getvalue()
+    assert f"{path} is not UTF-8 text" in text
+    assert "The lab's file could not be read, so nothing was run and nothing was recorded." in text
+    assert store.attempts() == [] and path.read_bytes().endswith(b"caf\xe9\n")

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
+from tutor.course.loader import load_course
 from tutor.progress.store import AttemptKind, ProfileStore
 from tutor.sandbox.client import RunResult
 from tutor.sandbox.wire import AskResult, ErrorInfo, Observation, RunRequest
 from tutor.session import Session
 from tutor.tutoring.presentation import plain_lines, run_blocks
-from tutor.tutoring.reports import NOT_RECORDED_OFF, NOT_RECORDED_UNFINISHED, NOT_RECORDED_UNREADABLE
+from tutor.tutoring.reports import NOT_RECORDED_FILE, NOT_RECORDED_OFF, NOT_RECORDED_UNFINISHED, NOT_RECORDED_UNREADABLE
 from tutor.tutoring.service import TutoringService
 from tutor.tutoring.states import CheckStatus, Outcome, RunStatus
+from tutor.workspace import Workspace, ensure_starter
 
 
 def strides(*dims: int) -> dict:
@@ -241,3 +244,56 @@ async def test_a_syntax_error_is_said_first_and_nothing_after_it_is_blamed(sessi
     assert lines[0] == "The code did not compile: SyntaxError: invalid syntax (line 1 of the code)"
     assert report.error == "" and report.divergence == "" and report.check == CheckStatus.NOT_RUN
     assert not any(text.startswith("Raised:") for text in lines)
+
+
+# ---------------------------------------------------------------- a lab's file, read by the service
+
+
+def lab_service(session, results: list[RunResult]) -> tuple[TutoringService, FakeSandbox, Workspace]:
+    space = Workspace("default", session.course.identity)
+    fake = FakeSandbox(results)
+    return TutoringService(session, fake, space), fake, space
+
+
+async def test_the_service_reads_the_learners_saved_lab_file_and_checks_it(session):
+    d = drill(session, "04", "write-relu")
+    service, fake, space = lab_service(session, [observed(check="passed")])
+    ensure_starter(space, "04", d).write_text(d.solution, encoding="utf-8")
+    report = await service.check_lab_file("04", d, 2.0)
+    assert fake.requests[0].code == d.solution  # the file as saved, not the starter
+    assert report.outcome == Outcome.SOLVED and report.said == {"code": d.solution} and report.drill_done
+    assert [(a.kind, a.answers["code"]) for a in session.store.attempts()] == [("exercise", d.solution)]
+
+
+@pytest.mark.parametrize("damage, problem", [
+    (lambda path: path.unlink(), "is gone; reset the exercise to write the starter again"),
+    (lambda path: path.write_bytes(b"def relu(x):\n    return x  # caf\xe9\n"), "is not UTF-8 text"),
+    (lambda path: (path.unlink(), path.mkdir()), "cannot read"),
+], ids=["missing", "not-utf8", "unreadable"])
+async def test_a_lab_file_that_cannot_be_read_runs_nothing_records_nothing_and_says_why(session, damage, problem):
+    d = drill(session, "04", "write-relu")
+    service, fake, space = lab_service(session, [])
+    path = ensure_starter(space, "04", d)
+    damage(path)
+    kept = path.read_bytes() if path.is_file() else None
+    report = await service.check_lab_file("04", d, 2.0)
+    assert report.outcome == Outcome.FILE_UNREADABLE and report.status is None
+    assert str(path) in report.problems["code"] and problem in report.problems["code"]
+    assert report.not_recorded == NOT_RECORDED_FILE and report.recorded is None
+    assert fake.requests == [] and session.store.attempts() == []
+    assert (path.read_bytes() if path.is_file() else None) == kept  # the learner's bytes are left as they were
+
+
+async def test_a_chained_lab_runs_the_learners_earlier_stage_and_says_whose_code_each_stage_is(tmp_path):
+    course = load_course(Path(__file__).resolve().parent.parent / "fixtures" / "puzzle_labs")
+    store = ProfileStore.open(tmp_path / "p.sqlite")
+    session = Session(course, store)
+    eye, bincount = course.slot("1").module.drill("eye"), course.slot("1").module.drill("bincount")
+    service, fake, space = lab_service(session, [observed(check="passed")])
+    ensure_starter(space, "1", eye).write_text(eye.solution, encoding="utf-8")
+    ensure_starter(space, "1", bincount).write_text(bincount.solution, encoding="utf-8")
+    report = await service.check_lab_file("1", bincount, 1.0)
+    assert dict(fake.requests[0].modules)["puzzle_eye"] == eye.solution  # the learner's stage, not the reference
+    assert any(note.startswith("puzzle_eye: your 1_eye.py") for note in report.stages)
+    assert any(note.startswith("puzzle_ones: the reference") for note in report.stages)
+    store.close()

@@ -63,8 +63,10 @@ class TutorApp(App):
         """The tutoring service every screen calls (made on first use: the map's first frame does not wait)."""
         if self._tutoring is None:
             from tutor.tutoring.service import TutoringService
+            from tutor.workspace import Workspace
 
-            self._tutoring = TutoringService(self.session, self.sandbox)
+            workspace = Workspace(self.profile_name, self.session.course.identity)  # this course's lab files
+            self._tutoring = TutoringService(self.session, self.sandbox, workspace)
         return self._tutoring
 
     def _status_line(self, ready: bool) -> str:

@@ -46,22 +46,26 @@ class PredictionSubmitted(Submitted):
 
 
 class CodeSubmitted(Submitted):
-    """Edited code: an experiment, a repair or a lab's file (``kind`` says which)."""
+    """Edited code: an experiment or a repair (``kind`` says which)."""
 
     def __init__(self, module_id: str, drill: Drill, code: str, seconds: float, kind: AttemptKind,
-                 last_said: Mapping[str, ReadAnswer] | None = None, files: Mapping[str, str] | None = None):
+                 last_said: Mapping[str, ReadAnswer] | None = None):
         super().__init__(module_id, drill, seconds)
         self.code = code
         self.kind = kind
         self.last_said = last_said
-        self.files = files  # a lab's other files and earlier stages, by module name
 
     async def perform(self, service: TutoringService) -> RunReport:
         if self.kind == AttemptKind.REPAIR:
             return await service.submit_repair(self.module_id, self.drill, self.code, self.seconds)
-        if self.kind == AttemptKind.EXERCISE:
-            return await service.check_lab(self.module_id, self.drill, self.code, self.seconds, self.files)
         return await service.run_experiment(self.module_id, self.drill, self.code, self.seconds, self.last_said)
+
+
+class LabSubmitted(Submitted):
+    """A lab's file as saved in the workspace: the service reads it (and the lab's other files) and checks it."""
+
+    async def perform(self, service: TutoringService) -> RunReport:
+        return await service.check_lab_file(self.module_id, self.drill, self.seconds)
 
 
 class Reported(Message):

@@ -18,6 +18,7 @@ from tutor.tutoring.trace_view import TraceReport
 # The policy, written once: what is not recorded, and why.
 NOT_RECORDED_UNFINISHED = "The run did not finish, so nothing was recorded."
 NOT_RECORDED_UNREADABLE = "Some answers could not be read, so nothing was run and nothing was recorded."
+NOT_RECORDED_FILE = "The lab's file could not be read, so nothing was run and nothing was recorded."
 NOT_RECORDED_OFF = "Recording is off (an author's check), so nothing was recorded."
 
 
@@ -79,6 +80,7 @@ class RunReport:
     drill_done: bool = False  # after this action
     trace: TraceReport | None = None  # a traced run's rows (a first-divergence drill's runs; `trace_view.py`)
     views: tuple[dict, ...] = ()  # the drill's declared views of what PyTorch recorded (``wire.views``)
+    stages: tuple[str, ...] = ()  # a chained lab: whose code each earlier stage ran (the learner's, or a reference)
 
     @property
     def finished(self) -> bool:

@@ -22,14 +22,15 @@ from tutor.sandbox.wire import RunRequest, TraceSpec, ViewSpec
 from tutor.placement import PlacementQuestion, PlacementResult, judge_choice, judge_prediction
 from tutor.placement import passed as placement_passed
 from tutor.session import Session
-from tutor.tutoring.reports import (NOT_RECORDED_OFF, NOT_RECORDED_UNFINISHED, NOT_RECORDED_UNREADABLE, AskRow,
-                                    ModuleRef, PlacementReport, PlacementRow, Recorded, RunReport,
-                                    SelfCheckReport, SnippetReport, ViewReport)
+from tutor.tutoring.reports import (NOT_RECORDED_FILE, NOT_RECORDED_OFF, NOT_RECORDED_UNFINISHED,
+                                    NOT_RECORDED_UNREADABLE, AskRow, ModuleRef, PlacementReport, PlacementRow,
+                                    Recorded, RunReport, SelfCheckReport, SnippetReport, ViewReport)
 from tutor.safe_text import inert
 from tutor.tutoring.drafts import Drafts
 from tutor.tutoring.states import Outcome, RunStatus
 from tutor.tutoring.trace_view import TraceReport, trace_report
 from tutor.value_text import describe_briefly
+from tutor.workspace import Workspace, exercise_path, lab_files, read_exercise
 
 FREE_TEXT_EMPTY = "Write your answer first; then compare it with the model answer."
 
@@ -45,11 +46,15 @@ class SandboxPort(Protocol):
 
 
 class TutoringService:
-    """One learner's actions on one course; ``session=None`` turns recording off (an author's check)."""
+    """One learner's actions on one course; ``session=None`` turns recording off (an author's check).
 
-    def __init__(self, session: Session | None, sandbox: SandboxPort):
+    ``workspace``: the learner's lab files for this course (a front end with labs passes it).
+    """
+
+    def __init__(self, session: Session | None, sandbox: SandboxPort, workspace: Workspace | None = None):
         self.session = session
         self.sandbox = sandbox
+        self.workspace = workspace
         self.drafts = Drafts()
 
     async def start(self) -> None:
@@ -160,6 +165,25 @@ class TutoringService:
                         files: Mapping[str, str] | None = None) -> RunReport:
         """A lab's file (and its other ``files``) against its tests: solved when they all pass."""
         return await self._code_run(module_id, drill, code, seconds, AttemptKind.EXERCISE, files=files)
+
+    async def check_lab_file(self, module_id: str, drill: Drill, seconds: float) -> RunReport:
+        """The learner's lab file, as saved in the workspace, against the lab's tests (what a front end calls).
+
+        Read here, containment-checked (``tutor.workspace``), with the lab's other files and
+        earlier stages; a file that is missing, unreadable or not UTF-8 runs nothing and
+        records nothing: the report's ``problems["code"]`` says what to do, the file is untouched.
+        """
+        if self.workspace is None:
+            raise RuntimeError("this front end has no workspace for lab files")
+        try:
+            code = read_exercise(exercise_path(self.workspace, module_id, drill))
+            files, stages = lab_files(self.workspace, module_id, drill)
+        except ValueError as exc:
+            return RunReport(module_id, drill.id, AttemptKind.EXERCISE, Outcome.FILE_UNREADABLE,
+                             problems={"code": str(exc)}, not_recorded=NOT_RECORDED_FILE,
+                             drill_done=self._done(module_id, drill))
+        report = await self.check_lab(module_id, drill, code, seconds, files)
+        return replace(report, stages=tuple(stages))
 
     async def _code_run(self, module_id: str, drill: Drill, code: str, seconds: float, kind: AttemptKind,
                         last_said: Mapping[str, ReadAnswer] | None = None,

@@ -16,16 +16,15 @@ from textual.containers import VerticalScroll
 from textual.widgets import Header, Markdown, Static, TextArea
 
 from tutor.app.widgets.footer import key_footer
-from tutor.app.messages import CodeSubmitted
+from tutor.app.messages import LabSubmitted
 from tutor.app.screens.confirm import ConfirmScreen
 from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
 from tutor.app.widgets.result_panel import ResultPanel
-from tutor.progress.store import AttemptKind
 from tutor.safe_text import inert
 from tutor.tutoring.reports import RunReport
 from tutor.tutoring.states import Outcome
-from tutor.workspace import Workspace, ensure_starter, lab_files, read_exercise, reset_exercise
+from tutor.workspace import Workspace, ensure_starter, read_exercise, reset_exercise
 
 
 class ExerciseScreen(LessonScreen):
@@ -120,23 +119,12 @@ class ExerciseScreen(LessonScreen):
             self.action_verify()
 
     def action_verify(self) -> None:
-        try:
-            code = read_exercise(self.path)
-        except ValueError as exc:
-            self.set_status(str(exc))
-            return
-        try:  # a multi-file lab's other files, a chained lab's earlier stages (the learner's, or references)
-            files, notes = lab_files(self.workspace, self.module_id, self.drill)
-        except ValueError as exc:
-            self.set_status(str(exc))
-            return
-        self._show_stages(notes)
+        """Check the file as saved: the service reads it (and the lab's other files), runs and records it."""
         self.set_status("Running the checks in the sandbox…")
-        self.post_message(CodeSubmitted(self.module_id, self.drill, code, time.monotonic() - self._clock,
-                                        AttemptKind.EXERCISE, files=files))
+        self.post_message(LabSubmitted(self.module_id, self.drill, time.monotonic() - self._clock))
 
-    def _show_stages(self, notes: list[str]) -> None:
-        """Whose code each earlier stage is, shown under the file (a chained lab only)."""
+    def _show_stages(self, notes: tuple[str, ...]) -> None:
+        """Whose code each earlier stage ran, shown under the file (a chained lab only)."""
         if notes:
             self.query_one("#stages", Static).update(Text("Earlier stages: " + "; ".join(inert(n) for n in notes)))
 
@@ -145,6 +133,10 @@ class ExerciseScreen(LessonScreen):
         return self._hints or tuple(self.drill.hints)
 
     def show(self, report: RunReport) -> None:
+        if report.outcome == Outcome.FILE_UNREADABLE:  # nothing ran: the last result stands, the status says why
+            self.set_status(report.problems["code"])
+            return
+        self._show_stages(report.stages)
         if report.hints and report.hints != self._hints:
             self._hints, self.hints_shown = report.hints, 0
         if report.outcome == Outcome.SOLVED:

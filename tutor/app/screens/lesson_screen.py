@@ -50,9 +50,10 @@ class LessonScreen(Screen):
             message.stop()  # a view records nothing and unlocks nothing: the app need not hear of it
             self.show_view(message.report)
         elif isinstance(message.report, RunReport):  # it bubbles on to the app, which announces unlocks
-            panel = self.query_one("#result", ResultPanel)
-            panel.show_report(message.report, self.heading(message.report))
-            panel.scroll_visible()
+            if message.report.status is not None:  # nothing ran (e.g. a lab file that cannot be read): the last
+                panel = self.query_one("#result", ResultPanel)  # result stands, and show() says why
+                panel.show_report(message.report, self.heading(message.report))
+                panel.scroll_visible()
             self.show(message.report)
 
     def heading(self, report: RunReport) -> str:
