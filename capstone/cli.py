@@ -123,9 +123,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                                     | {k: v for k, v in given.items() if k in MODEL_OPTIONS}))
         config = TrainConfig(**{k: v for k, v in given.items() if k in TRAIN_OPTIONS})
         total, tokens_per_step, first_step = config.steps, config.batch_size * model_config.context, 0
-    if args.stop_after is not None and total is not None:
-        total = min(total, first_step + args.stop_after)
-    with long_run(args, "train", total, tokens_per_step, first_step) as (log, on_step, stop):
+    stop_at = first_step + args.stop_after if args.stop_after is not None else None
+    with long_run(args, "train", total, tokens_per_step, first_step, stop_at) as (log, on_step, stop):
         try:
             summary = train(ws, model_config, config, resume=args.resume, stop_after=args.stop_after,
                             time_budget=args.time_budget, log=log, on_step=on_step)

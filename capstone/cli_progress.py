@@ -24,13 +24,15 @@ def add_hidden_options(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.contextmanager
-def long_run(args: argparse.Namespace, label: str, total: int | None, tokens_per_step: int, first_step: int = 0):
-    """(log, on_step, stop) for a loop of `total` steps (None: unknown, shown without a bar)."""
+def long_run(args: argparse.Namespace, label: str, total: int | None, tokens_per_step: int, first_step: int = 0,
+             stop_at: int | None = None):
+    """(log, on_step, stop) for a loop of `total` steps (None: unknown, shown without a bar) that this
+    invocation ends at `stop_at` (`--stop-after`; None: at `total`)."""
     stop = StopRequest(getattr(args, "stop_file", None))
     if getattr(args, "progress_file", None):
-        sink = ProgressFile(args.progress_file, label, total or 0, tokens_per_step, first_step)
+        sink = ProgressFile(args.progress_file, label, total or 0, tokens_per_step, first_step, stop_at)
     else:
-        sink = ProgressBar(label, total or 0, tokens_per_step, first_step=first_step)
+        sink = ProgressBar(label, total or 0, tokens_per_step, first_step=first_step, stop_at=stop_at)
     try:
         with stop_on_interrupt(stop, sink.log):
             yield sink.log, StepReporter(sink, stop), stop

@@ -2,6 +2,9 @@
 
 * :class:`ProgressBar` draws one line on stderr, redrawn in place on a terminal:
   ``train  812/1600 [#########.........]  13.2k tok/s  3m05s left  loss 2.8431``.
+  A run told to stop early (``--stop-after``) still counts the schedule's steps, says where it
+  stops, and fills the bar (and counts the time left) up to that point:
+  ``train  20/1600 (stopping at 40)  [##########..........]  13.2k tok/s  10s left``.
   Off a terminal (a log file, a pipe, CI) it prints the same text as plain lines, one every
   5 % of the run, so a log stays short and readable.
 * :class:`StopRequest` is what the training loop asks after every step ("stop now?"). It is
@@ -44,20 +47,23 @@ def duration(seconds: float) -> str:
 
 
 class ProgressBar:
-    """Steps, tokens/s, the time left and the latest loss of a loop of `total` steps."""
+    """Steps, tokens/s, the time left and the latest loss of a loop of `total` steps; `stop_at`
+    is the step this invocation ends at when that comes before `total` (None: it runs to the end)."""
 
     def __init__(self, label: str, total: int, tokens_per_step: int, *, first_step: int = 0,
-                 stream: TextIO | None = None, tty: bool | None = None,
+                 stop_at: int | None = None, stream: TextIO | None = None, tty: bool | None = None,
                  clock: Callable[[], float] = time.monotonic):
         self.label, self.total, self.tokens_per_step = label, total, tokens_per_step
+        self.stop_at = stop_at if stop_at is not None and stop_at < total else None
+        self.end = total if self.stop_at is None else self.stop_at  # where this run's bar is full
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty() if tty is None else tty
         self.clock = clock
         # (step, time) of the last steps; the first point is the first update, so the set-up before
         # the loop (loading data, building the model) never counts as training time
         self.times: deque[tuple[int, float]] = deque(maxlen=RATE_WINDOW + 1)
-        self.step, self.loss = first_step, None
-        self.every = max(1, total // PLAIN_LINES)
+        self.step, self.loss, self.first_step = first_step, None, first_step
+        self.every = max(1, (self.end - first_step) // PLAIN_LINES)
         self.drawn_at = float("-inf")
         self.drawn = False  # a terminal line is on screen (a log line must clear it first)
 
@@ -70,13 +76,16 @@ class ProgressBar:
 
     def text(self) -> str:
         width = len(str(self.total))
-        done = min(1.0, self.step / self.total) if self.total else 1.0
+        done = min(1.0, self.step / self.end) if self.end else 1.0
         filled = int(done * BAR_WIDTH)
-        parts = [f"{self.label} {self.step:>{width}}/{self.total}", "[" + "#" * filled + "." * (BAR_WIDTH - filled) + "]"]
+        counter = f"{self.label} {self.step:>{width}}/{self.total}"
+        if self.stop_at is not None:
+            counter += f" (stopping at {self.stop_at})"
+        parts = [counter, "[" + "#" * filled + "." * (BAR_WIDTH - filled) + "]"]
         rate = self.rate()
         if rate:
             parts.append(f"{rate * self.tokens_per_step / 1000:.1f}k tok/s")
-            parts.append(f"{duration((self.total - self.step) / rate)} left")
+            parts.append(f"{duration(max(0, self.end - self.step) / rate)} left")
         if self.loss is not None:
             parts.append(f"loss {self.loss:.4f}")
         return "  ".join(parts)
@@ -85,9 +94,9 @@ class ProgressBar:
         self.step, self.loss = step, loss if loss is None else float(loss)
         self.times.append((step, self.clock() if now is None else now))
         if self.tty:
-            if self.clock() - self.drawn_at >= REDRAW_EVERY or step >= self.total:
+            if self.clock() - self.drawn_at >= REDRAW_EVERY or step >= self.end:
                 self._draw()
-        elif step % self.every == 0 or step >= self.total:
+        elif (step - self.first_step) % self.every == 0 or step >= self.end:
             print(self.text(), file=self.stream, flush=True)
 
     def log(self, line: str) -> None:
@@ -164,9 +173,11 @@ MAX_READ = 1 << 20  # bytes read per poll
 class ProgressFile:
     """Inside the sandbox: the same `update` / `log` as a ProgressBar, written as JSON lines."""
 
-    def __init__(self, path: str | os.PathLike, label: str, total: int, tokens_per_step: int, first_step: int = 0):
+    def __init__(self, path: str | os.PathLike, label: str, total: int, tokens_per_step: int, first_step: int = 0,
+                 stop_at: int | None = None):
         self.file = open(path, "a", encoding="utf-8", buffering=1)
-        self._write({"start": label, "total": total, "tokens_per_step": tokens_per_step, "first_step": first_step})
+        self._write({"start": label, "total": total, "tokens_per_step": tokens_per_step, "first_step": first_step,
+                     "stop_at": stop_at})
 
     def update(self, step: int, loss: float | None) -> None:
         self._write({"step": step, "loss": loss, "t": time.monotonic()})
@@ -190,7 +201,8 @@ class ProgressFollower:
     draws them. Everything in the file came from untrusted code: each line is capped, parsed
     as JSON, its fields type-checked, and text goes through `clean` before it is shown."""
 
-    def __init__(self, read_new: Callable[[int], bytes], make_bar: Callable[[str, int, int, int], ProgressBar],
+    def __init__(self, read_new: Callable[[int], bytes],
+                 make_bar: Callable[[str, int, int, int, int | None], ProgressBar],
                  clean: Callable[[str], str], say: Callable[[str], None]):
         self.read_new, self.make_bar, self.clean, self.say = read_new, make_bar, clean, say
         self.pending = b""
@@ -218,8 +230,10 @@ class ProgressFollower:
         if isinstance(event.get("start"), str) and all(isinstance(event.get(k), int) for k in
                                                        ("total", "tokens_per_step", "first_step")):
             self.close()
+            stop_at = event.get("stop_at")
             self.bar = self.make_bar(self.clean(event["start"])[:40], max(0, event["total"]),
-                                     max(0, event["tokens_per_step"]), max(0, event["first_step"]))
+                                     max(0, event["tokens_per_step"]), max(0, event["first_step"]),
+                                     max(0, stop_at) if isinstance(stop_at, int) and not isinstance(stop_at, bool) else None)
         elif isinstance(event.get("log"), str):
             (self.bar.log if self.bar else self.say)(self.clean(event["log"][:1000]))
         elif self.bar and isinstance(event.get("step"), int):

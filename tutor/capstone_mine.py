@@ -193,8 +193,8 @@ def _run_in_sandbox(request: RunRequest, root: Path):
             return ("your code runs in the sandbox, and only tier 1 (namespaces) can give it the workspace "
                     f"to write; this machine offers {box.tier}")
         files = _WorkspaceFiles(root)
-        follower = ProgressFollower(files.read_progress, lambda label, total, tps, first:
-                                    ProgressBar(label, total, tps, first_step=first),
+        follower = ProgressFollower(files.read_progress, lambda label, total, tps, first, stop_at:
+                                    ProgressBar(label, total, tps, first_step=first, stop_at=stop_at),
                                     lambda text: safe_line(host_paths(text, root)), say)
         outcome: dict = {}
         worker = threading.Thread(target=lambda: outcome.update(result=run_sync(request, box)), daemon=True)

@@ -64,9 +64,32 @@ def test_on_a_terminal_the_bar_redraws_in_place_and_log_lines_go_above_it():
     assert "7s left" in text
 
 
+def test_a_run_told_to_stop_early_counts_the_schedule_and_says_where_it_stops():
+    clock, out = Clock(), io.StringIO()
+    bar = ProgressBar("train", 1600, 4096, first_step=800, stop_at=840, stream=out, tty=False, clock=clock)
+    for step in range(801, 841):
+        clock.now += 0.25
+        bar.update(step, 2.5)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 20  # a line every 5 % of *this* run's 40 steps
+    assert lines[-1].startswith("train  840/1600 (stopping at 840)  [####################]")
+    assert "0s left" in lines[-1]  # the time left is to the stop, not to step 1600
+    assert "10s left" in lines[0] and "802/1600 (stopping at 840)" in lines[0]
+    plain = ProgressBar("train", 1600, 4096, stop_at=1600, stream=io.StringIO(), tty=False)
+    assert "stopping" not in plain.text()  # stopping at the end is no early stop
+
+
+def test_train_stop_after_shows_the_recipes_steps_and_the_stop(tmp_path, capsys, one_thread):
+    ws = tiny_workspace(tmp_path / "ws", train=False)
+    assert main(["train", *TINY, "--stop-after", "5", "--workspace", str(ws.root)]) == 0
+    captured = capsys.readouterr()
+    assert "train  5/20 (stopping at 5)  [####################]" in captured.err
+    assert "step 5/20 stopped early" in captured.out
+
+
 def test_the_tutor_reads_the_sandboxed_runs_progress_as_checked_data(tmp_path):
     path = tmp_path / "progress.jsonl"
-    writer = ProgressFile(path, "train", 4, 128)
+    writer = ProgressFile(path, "train", 4, 128, stop_at=3)
     writer.log("new run: \x1b[31mred\x1b[0m")
     writer.update(1, 5.5)
     writer.close()
@@ -78,14 +101,15 @@ def test_the_tutor_reads_the_sandboxed_runs_progress_as_checked_data(tmp_path):
     shown, bars = [], []
     out = io.StringIO()
 
-    def make_bar(label, total, tps, first):
-        bars.append(ProgressBar(label, total, tps, first_step=first, stream=out, tty=False))
+    def make_bar(label, total, tps, first, stop_at):
+        bars.append(ProgressBar(label, total, tps, first_step=first, stop_at=stop_at, stream=out, tty=False))
         return bars[-1]
 
     follower = ProgressFollower(lambda offset: path.read_bytes()[offset:], make_bar,
                                 lambda text: text.replace("\x1b", "?"), shown.append)
     follower.poll()
     assert len(bars) == 1 and bars[0].total == 4 and bars[0].step == 2 and bars[0].loss is None
+    assert bars[0].stop_at == 3
     assert "new run: ?[31mred?[0m" in out.getvalue()
     with open(path, "ab") as f:
         f.write(b"}\n")

@@ -5,6 +5,7 @@ what a learner is shown: the first failing contract by name, and each wrong subm
 misconception."""
 
 import ast
+import re
 import asyncio
 from pathlib import Path
 
@@ -204,3 +205,28 @@ def test_the_trainer_runs_on_the_learners_own_data_stage_and_names_a_resume_it_b
     failing = [t for t in outcome.tests if not t.passed]
     assert [t.name for t in failing] == ["resume-bit-identical"]
     assert "what the checkpoint holds matched" in failing[0].message and "module 31" in failing[0].message
+
+
+PROSE = {"title", "intro", "prompt", "question", "explanation", "hints", "misconception", "choices", "text", "answer"}
+DURATION = re.compile(r"\b\d+(?:\.\d+)?\s(?:s|ms|seconds?|minutes?)\b")
+
+
+def prose(node, key=None):
+    """Every string a learner reads as the lesson's text (not its code, setup or timeouts)."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from prose(v, k if k in PROSE else key if key in PROSE else None)
+    elif isinstance(node, list):
+        for item in node:
+            yield from prose(item, key)
+    elif isinstance(node, str) and key in PROSE:
+        yield node
+
+
+@pytest.mark.parametrize("module_file", sorted(p.name for p in (ROOT / "lessons").glob("3[0-8]_*.yaml")))
+def test_the_capstone_lessons_quote_no_timing_of_some_machine_as_fact(module_file):
+    # a wall-clock figure depends on the machine and its load (0.2 s vs 5 s in the README, 0.50 s vs
+    # 8.97 s on a loaded run): lesson text says ratios or orders of magnitude, the benchmarks measure
+    module = yaml.safe_load((ROOT / "lessons" / module_file).read_text(encoding="utf-8"))
+    quoted = [m.group(0) for text in prose(module) for m in DURATION.finditer(text)]
+    assert quoted == [], f"{module_file} quotes timings: {quoted}"
