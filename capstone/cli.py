@@ -195,19 +195,38 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_finetune(args: argparse.Namespace) -> int:
-    from capstone.cli_progress import again, long_run, trained_context
+    from capstone.cli_progress import again, interrupted, long_run, resumed_finetune, trained_context
     from capstone.lora import finetune_workspace
 
-    ws, config = Workspace(args.workspace), config_from(args, LoRAConfig)
-    with long_run(args, "finetune", config.steps, config.batch_size * trained_context(ws)) as (log, on_step, stop):
-        r = finetune_workspace(ws, config, log=log, on_step=on_step)
-    if stop.requested and r["steps"] < config.steps:
-        _err(f"interrupted at step {r['steps']}/{config.steps}: the adapter of those steps was saved (fine-tuning "
-             f"has no --resume; `{again(args, 'finetune')}` runs all {config.steps} again)")
+    ws = Workspace(args.workspace)
+    given = [f.name for f in fields(LoRAConfig) if getattr(args, f.name) is not None]
+    if args.resume:
+        if given:
+            raise CapstoneError("--resume continues the saved fine-tune with its own settings; drop "
+                                + ", ".join("--" + n.replace("_", "-") for n in given))
+        config = None
+        total, tokens_per_step, first_step = resumed_finetune(ws)
+    else:
+        config = config_from(args, LoRAConfig)
+        total, tokens_per_step, first_step = config.steps, config.batch_size * trained_context(ws), 0
+    stop_at = first_step + args.stop_after if args.stop_after is not None else None
+    with long_run(args, "finetune", total, tokens_per_step, first_step, stop_at) as (log, on_step, stop):
+        try:
+            r = finetune_workspace(ws, config, log=log, on_step=on_step, resume=args.resume,
+                                   stop_after=args.stop_after)
+        except KeyboardInterrupt:  # the second Ctrl-C: no checkpoint of this moment
+            _err("aborted: no checkpoint of this fine-tune was written (a stopped earlier one stays; "
+                 f"`{again(args, 'finetune', '--resume')}` continues that, `{again(args, 'finetune')}` starts again)")
+            return 130
+    done = "" if r["finished"] else f" of {r['total_steps']}"
     print(f"LoRA rank {r['rank']}: {r['trainable_parameters']:,} trainable parameters, base frozen\n"
-          f"fine-tuned {r['steps']} steps on the first {r['finetune_tokens']:,} validation tokens; on the "
+          f"fine-tuned {r['steps']}{done} steps on the first {r['finetune_tokens']:,} validation tokens; on the "
           f"last {r['holdout_tokens']:,}: {r['val_before']:.4f} -> {r['val_after']:.4f} nats/token\n"
-          f"wrote {r['adapter']}")
+          f"wrote {r['adapter']}" + ("" if r["finished"] else " (the adapter of the steps done)"))
+    if stop.requested and not r["finished"]:
+        return interrupted(args, r["step"], r["total_steps"], "finetune")
+    if not r["finished"]:
+        _err(f"stopped early at step {r['step']}/{r['total_steps']}: continue with `{again(args, 'finetune', '--resume')}`")
     return 0
 
 
@@ -295,7 +314,10 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
     p = stage("finetune", "LoRA fine-tune on the validation split's head, scored on its tail (module 36)",
               cmd_finetune)
-    add_options(p, LoRAConfig)
+    add_options(p, LoRAConfig, unset=True)
+    stop = p.add_argument_group("stopping and resuming")
+    stop.add_argument("--stop-after", type=int, metavar="N", help="stop after N more steps (a checkpoint is written)")
+    stop.add_argument("--resume", action="store_true", help="continue the workspace's stopped fine-tune exactly")
 
     stage("export", "torch.export the checkpoint with dynamic batch and sequence (module 38)", cmd_export)
 

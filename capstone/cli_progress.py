@@ -51,6 +51,17 @@ def resumed_run(ws: Workspace) -> tuple[int | None, int, int]:
         return None, 0, 0
 
 
+def resumed_finetune(ws: Workspace) -> tuple[int | None, int, int]:
+    """(total steps, tokens per step, the step it resumes at) of the workspace's stopped fine-tune,
+    from finetune.json (written at every stop); zeros when there is none."""
+    try:
+        meta = read_json(ws.finetune_report)
+        return (int(meta["total_steps"]), int(meta["config"]["batch_size"]) * int(meta["context"]),
+                int(meta["step"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, 0, 0
+
+
 def trained_context(ws: Workspace) -> int:
     """The trained model's context (train.json), 0 when unknown: finetune's tokens per step."""
     try:
@@ -66,9 +77,9 @@ def again(args: argparse.Namespace, command: str, *options: str) -> str:
     return " ".join(("pytorch-tutor capstone", command, *options)) + f"{package} --workspace {shown}"
 
 
-def interrupted(args: argparse.Namespace, step: int, steps: int) -> int:
+def interrupted(args: argparse.Namespace, step: int, steps: int, command: str = "train") -> int:
     """Say how to continue a run the learner stopped; the status of a run that was interrupted."""
     _err(f"interrupted at step {step}/{steps}: a checkpoint was written; continue exactly where it stopped with "
-         f"`{again(args, 'train', '--resume')}`")
+         f"`{again(args, command, '--resume')}`")
     return 130
 

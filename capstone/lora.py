@@ -120,6 +120,63 @@ def mean_nll(model: GPT, tokens: np.ndarray) -> float:
     return estimate_val_loss(model, np.asarray(tokens), max_windows=None)
 
 
+FINETUNE_FORMAT = "capstone-finetune/1"
+
+
+class FineTuner:
+    """AdamW on the LoRA parameters only (add_lora first), on random windows of `train_tokens`.
+
+    Everything a step depends on -- the adapter, AdamW's moments, the window sampler's generator,
+    the global torch RNG that dropout draws from -- is in `state_dict`, so a fine-tune stopped at a
+    step boundary and loaded again ends with the same adapter, bit for bit, as one that never stopped."""
+
+    def __init__(self, model: GPT, train_tokens: np.ndarray, steps: int = 200, batch_size: int = 16,
+                 lr: float = 2e-3, seed: int = 0):
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        if not self.params:
+            raise CapstoneError("nothing to train: call add_lora(model) first")
+        T = model.config.context
+        if len(train_tokens) <= T + 1:
+            raise CapstoneError(f"the fine-tuning slice has {len(train_tokens)} tokens; need more than {T + 1}")
+        self.model, self.steps, self.batch_size = model, steps, batch_size
+        self.data = torch.from_numpy(np.asarray(train_tokens, dtype=np.int64))
+        self.generator = torch.Generator().manual_seed(seed)
+        self.optimizer = torch.optim.AdamW(self.params, lr=lr, weight_decay=0.0)
+        self.step, self.last_loss = 0, None
+
+    def run(self, until: int | None = None, log: Callable[[str], None] | None = None,
+            on_step: Callable[[int, float], bool] | None = None) -> None:
+        """Steps until `until` (default: all); `on_step(step, loss)` returning True stops there."""
+        T, data = self.model.config.context, self.data
+        self.model.train()
+        while self.step < min(self.steps, self.steps if until is None else until):
+            starts = torch.randint(len(data) - T - 1, (self.batch_size,), generator=self.generator)
+            x = torch.stack([data[s:s + T] for s in starts.tolist()])
+            y = torch.stack([data[s + 1:s + T + 1] for s in starts.tolist()])
+            _, loss = self.model(x, y)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            self.optimizer.step()
+            self.step, self.last_loss = self.step + 1, loss.item()
+            if log and (self.step % 50 == 0 or self.step == self.steps):
+                log(f"finetune step {self.step}/{self.steps} | loss {self.last_loss:.4f}")
+            if on_step and on_step(self.step, self.last_loss):
+                break
+        self.model.eval()
+
+    def state_dict(self) -> dict:
+        return {"format": FINETUNE_FORMAT, "step": self.step, "last_loss": self.last_loss,
+                "lora": lora_state_dict(self.model), "optimizer": self.optimizer.state_dict(),
+                "generator": self.generator.get_state(), "torch_rng": torch.get_rng_state()}
+
+    def load_state_dict(self, state: dict) -> None:
+        apply_lora_tensors(self.model, state["lora"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.generator.set_state(state["generator"])
+        torch.set_rng_state(state["torch_rng"])
+        self.step, self.last_loss = state["step"], state["last_loss"]
+
+
 def finetune(model: GPT, train_tokens: np.ndarray, val_tokens: np.ndarray, steps: int = 200,
              batch_size: int = 16, lr: float = 2e-3, seed: int = 0,
              log: Callable[[str], None] | None = None,
@@ -127,79 +184,94 @@ def finetune(model: GPT, train_tokens: np.ndarray, val_tokens: np.ndarray, steps
     """AdamW on the LoRA parameters only (add_lora first), random windows of train_tokens;
     returns nats/token on val_tokens before and after. `on_step(step, loss)` runs after every
     step (a progress bar); returning True stops the fine-tune there (`steps` says how many ran)."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    if not params:
-        raise CapstoneError("nothing to train: call add_lora(model) first")
-    T = model.config.context
-    if len(train_tokens) <= T + 1:
-        raise CapstoneError(f"the fine-tuning slice has {len(train_tokens)} tokens; need more than {T + 1}")
-    data = torch.from_numpy(np.asarray(train_tokens, dtype=np.int64))
-    generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    tuner = FineTuner(model, train_tokens, steps, batch_size, lr, seed)
     before = mean_nll(model, val_tokens)
-    model.train()
-    loss, done = None, 0
-    for step in range(1, steps + 1):
-        starts = torch.randint(len(data) - T - 1, (batch_size,), generator=generator)
-        x = torch.stack([data[s:s + T] for s in starts.tolist()])
-        y = torch.stack([data[s + 1:s + T + 1] for s in starts.tolist()])
-        _, loss = model(x, y)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        if log and (step % 50 == 0 or step == steps):
-            log(f"finetune step {step}/{steps} | loss {loss.item():.4f}")
-        done = step
-        if on_step and on_step(step, loss.item()):
-            break
-    model.eval()
-    return {"val_before": before, "val_after": mean_nll(model, val_tokens),
-            "last_train_loss": None if loss is None else loss.item(),
-            "trainable_parameters": trainable_parameters(model), "steps": done}
+    tuner.run(log=log, on_step=on_step)
+    return {"val_before": before, "val_after": mean_nll(model, val_tokens), "last_train_loss": tuner.last_loss,
+            "trainable_parameters": trainable_parameters(model), "steps": tuner.step}
 
 
 def finetune_workspace(workspace: Workspace, config: LoRAConfig | None = None,
                        log: Callable[[str], None] | None = None,
-                       on_step: Callable[[int, float], bool] | None = None) -> dict:
+                       on_step: Callable[[int, float], bool] | None = None, *,
+                       resume: bool = False, stop_after: int | None = None) -> dict:
     """Fine-tune the workspace checkpoint on the validation split's head (text pretraining never
-    saw), score on its last `holdout` share; write finetune/lora.pt and finetune/finetune.json."""
+    saw), score on its last `holdout` share; write finetune/lora.pt (the adapter of the steps
+    done), finetune/ckpt.pt (what `resume=True` continues exactly) and finetune/finetune.json.
+    `stop_after` ends this invocation after that many more steps."""
+    from dataclasses import asdict
+
     from capstone.data import load_split_tokens
     from capstone.train import load_trained_model
     from capstone.workspace import write_json
 
-    c = config or LoRAConfig()
+    _, val_tokens, _ = load_split_tokens(workspace)
+    model, base = load_trained_model(workspace)
+    base_id = {"step": base["step"], "data_sha256": base["data_sha256"]}
+    if resume:
+        if config is not None:
+            raise CapstoneError("--resume continues the saved fine-tune with its own settings; drop the other options")
+        workspace.require(workspace.finetune_checkpoint, made_by="finetune")
+        state = torch.load(workspace.finetune_checkpoint, map_location="cpu", weights_only=True)
+        if state.get("format") != FINETUNE_FORMAT:
+            raise CapstoneError(f"{workspace.finetune_checkpoint} is not a capstone fine-tune checkpoint")
+        if state["base"] != base_id:
+            raise CapstoneError("the fine-tune was stopped on another pretraining checkpoint (train ran since): "
+                                "start a new fine-tune without --resume")
+        c = LoRAConfig(**state["config"])
+    else:
+        c = config or LoRAConfig()
     if not 0 < c.holdout < 1:
         raise CapstoneError(f"holdout must be between 0 and 1, got {c.holdout}")
-    _, val_tokens, _ = load_split_tokens(workspace)
-    model, _ = load_trained_model(workspace)
     cut = int(len(val_tokens) * (1 - c.holdout))
     torch.manual_seed(c.seed)
     add_lora(model, c.rank, c.alpha)
-    result = finetune(model, val_tokens[:cut], val_tokens[cut:], c.steps, c.batch_size, c.lr, c.seed, log, on_step)
+    tuner = FineTuner(model, val_tokens[:cut], c.steps, c.batch_size, c.lr, c.seed)
+    if resume:
+        tuner.load_state_dict(state)
+        before = state["val_before"]
+        if log:
+            log(f"resuming the fine-tune from step {tuner.step}/{c.steps}")
+    else:
+        before = mean_nll(model, val_tokens[cut:])
+    tuner.run(None if stop_after is None else tuner.step + stop_after, log, on_step)
     workspace.adapter.parent.mkdir(parents=True, exist_ok=True)
     torch.save({"rank": c.rank, "alpha": c.alpha, "targets": list(TARGETS),
                 "lora": lora_state_dict(model)}, workspace.adapter)
-    result |= {"rank": c.rank, "alpha": c.alpha, "finetune_tokens": cut,
-               "holdout_tokens": len(val_tokens) - cut, "adapter": str(workspace.adapter)}
+    tmp = workspace.finetune_checkpoint.with_name(workspace.finetune_checkpoint.name + ".tmp")
+    torch.save(tuner.state_dict() | {"config": asdict(c), "base": base_id, "val_before": before}, tmp)
+    tmp.replace(workspace.finetune_checkpoint)  # a crash mid-save leaves the previous one intact
+    result = {"val_before": before, "val_after": mean_nll(model, val_tokens[cut:]),
+              "last_train_loss": tuner.last_loss, "trainable_parameters": trainable_parameters(model),
+              "steps": tuner.step, "step": tuner.step, "total_steps": c.steps, "finished": tuner.step >= c.steps,
+              "config": asdict(c), "context": model.config.context,
+              "rank": c.rank, "alpha": c.alpha, "finetune_tokens": cut,
+              "holdout_tokens": len(val_tokens) - cut, "adapter": str(workspace.adapter)}
     write_json(workspace.finetune_report, result)
     return result
 
 
-def apply_adapter(model: GPT, adapter: dict) -> GPT:
-    """Wrap `model` as the adapter says and load its lora_A / lora_B tensors.
+def apply_lora_tensors(model: nn.Module, tensors: dict) -> None:
+    """Load an adapter's lora_A / lora_B tensors into an adapted model, refusing any that do not fit.
 
     load_state_dict(strict=False) is needed (the adapter holds no base weights), but on its own
     it would load *nothing* from an adapter whose keys do not match -- a renamed module, a
     `module.` prefix from a wrapper -- and say nothing. So both lists it returns are checked:
     no adapter key may go unused, and every LoRA tensor of the model must be loaded."""
-    add_lora(model, adapter["rank"], adapter["alpha"], adapter["targets"])
-    missing, unexpected = model.load_state_dict(adapter["lora"], strict=False)
+    missing, unexpected = model.load_state_dict(tensors, strict=False)
     not_loaded = [k for k in missing if ".lora_" in k]
     if unexpected or not_loaded:
         first = (unexpected or not_loaded)[0]
         raise CapstoneError(
             f"the adapter does not fit the model: {len(unexpected)} of its tensors match no LoRA "
             f"parameter and {len(not_loaded)} LoRA parameters got no tensor (first: {first!r})")
+
+
+def apply_adapter(model: GPT, adapter: dict) -> GPT:
+    """Wrap `model` as the adapter says and load its lora_A / lora_B tensors (`apply_lora_tensors`
+    checks that every one of them found its parameter)."""
+    add_lora(model, adapter["rank"], adapter["alpha"], adapter["targets"])
+    apply_lora_tensors(model, adapter["lora"])
     return model
 
 

@@ -8,7 +8,7 @@ produces the same kind of message: which file is missing and which command makes
     <workspace>/data/train.bin, val.bin, data.json          <- `capstone tokenize`
     <workspace>/train/ckpt.pt, train.json                   <- `capstone train`
     <workspace>/eval/eval.json                              <- `capstone eval`
-    <workspace>/finetune/lora.pt, finetune.json             <- `capstone finetune`
+    <workspace>/finetune/lora.pt, ckpt.pt, finetune.json    <- `capstone finetune`
     <workspace>/export/model.pt2, export.json               <- `capstone export`
     <workspace>/quantize/model_int8.pt, quantize.json       <- `capstone quantize`
 """
@@ -111,6 +111,10 @@ class Workspace:
     @property
     def adapter(self) -> Path:
         return self.root / "finetune" / "lora.pt"
+
+    @property
+    def finetune_checkpoint(self) -> Path:
+        return self.root / "finetune" / "ckpt.pt"
 
     @property
     def finetune_report(self) -> Path:

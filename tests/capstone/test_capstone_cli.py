@@ -101,7 +101,7 @@ def test_every_option_of_a_config_comes_from_its_dataclass():
                 continue
             shown = re.search(r"\(default ([^,)]+)\)", action.help).group(1)
             assert float(shown) == defaults[action.dest], (stage, action.dest)
-            # train leaves omitted options None (to refuse them with --resume); the rest use the default
-            assert action.default == (None if stage == "train" else defaults[action.dest]), (stage, action.dest)
+            # train and finetune leave omitted options None (to refuse them with --resume); the rest use the default
+            assert action.default == (None if stage in ("train", "finetune") else defaults[action.dest]), (stage, action.dest)
             checked += 1
     assert checked >= 16 + 2 + 2 + 5 + 5 + 7

@@ -10,12 +10,13 @@ from __future__ import annotations
 import io
 import json
 import signal
+from dataclasses import replace
 
 import torch
 
 from capstone.cli import main
 from capstone.progress import ProgressBar, ProgressFile, ProgressFollower, StopRequest, duration
-from capstone.tiny import tiny_workspace
+from capstone.tiny import TINY_MODEL, TINY_TRAINING, tiny_workspace
 
 TINY = ["--steps", "20", "--context", "32", "--d-model", "32", "--n-layer", "1", "--n-head", "2",
         "--batch-size", "4", "--log-every", "5", "--eval-every", "0", "--checkpoint-every", "0",
@@ -156,8 +157,19 @@ def test_ctrl_c_at_a_step_writes_a_checkpoint_and_the_resume_is_bit_identical(tm
     assert torch.equal(a["rng"]["torch"], b["rng"]["torch"])
 
 
-def test_ctrl_c_during_finetune_keeps_the_adapter_of_the_steps_done(tmp_path, capsys, monkeypatch, one_thread):
-    ws = tiny_workspace(tmp_path / "ws")
+def finetune_state(ws):
+    return torch.load(ws.finetune_checkpoint, weights_only=True)
+
+
+def test_ctrl_c_during_finetune_writes_a_checkpoint_and_the_resume_is_bit_identical(tmp_path, capsys, monkeypatch,
+                                                                                    one_thread):
+    # dropout 0.1 in the base model: the resume must also restore the RNG the dropout masks come from
+    base = dict(model=replace(TINY_MODEL, dropout=0.1), training=replace(TINY_TRAINING, steps=10))
+    straight, stopped = tiny_workspace(tmp_path / "straight", **base), tiny_workspace(tmp_path / "stopped", **base)
+    tune = ["finetune", "--steps", "8", "--batch-size", "2"]
+    assert main([*tune, "--workspace", str(straight.root)]) == 0
+    capsys.readouterr()
+
     update = ProgressBar.update
 
     def interrupt_at_step_3(self, step, loss, now=None):
@@ -166,7 +178,35 @@ def test_ctrl_c_during_finetune_keeps_the_adapter_of_the_steps_done(tmp_path, ca
             signal.raise_signal(signal.SIGINT)
 
     monkeypatch.setattr(ProgressBar, "update", interrupt_at_step_3)
-    assert main(["finetune", "--steps", "6", "--batch-size", "2", "--workspace", str(ws.root)]) == 0
+    assert main([*tune, "--workspace", str(stopped.root)]) == 130
     out, err = capsys.readouterr()
-    assert "interrupted at step 3/6" in err and "fine-tuned 3 steps" in out
-    assert ws.adapter.exists()
+    assert "interrupted at step 3/8" in err and f"finetune --resume --workspace {stopped.root}" in err
+    assert "fine-tuned 3 of 8 steps" in out and "(the adapter of the steps done)" in out
+    assert stopped.adapter.exists() and finetune_state(stopped)["step"] == 3
+    monkeypatch.undo()
+
+    assert main(["finetune", "--resume", "--steps", "9", "--workspace", str(stopped.root)]) == 1
+    assert "drop --steps" in capsys.readouterr().err  # the saved settings, never new ones
+    assert main(["finetune", "--resume", "--workspace", str(stopped.root)]) == 0
+    out, err = capsys.readouterr()
+    assert "resuming the fine-tune from step 3/8" in err and "fine-tuned 8 steps" in out
+    a, b = finetune_state(straight), finetune_state(stopped)
+    assert a["lora"].keys() == b["lora"].keys() and all(torch.equal(a["lora"][k], b["lora"][k]) for k in a["lora"])
+    for sa, sb in zip(a["optimizer"]["state"].values(), b["optimizer"]["state"].values()):
+        assert all(torch.equal(sa[k], sb[k]) for k in sa)
+    assert torch.equal(a["torch_rng"], b["torch_rng"]) and torch.equal(a["generator"], b["generator"])
+    assert json.loads(straight.finetune_report.read_text()) | {"adapter": ""} == \
+        json.loads(stopped.finetune_report.read_text()) | {"adapter": ""}
+
+
+def test_finetune_stop_after_then_resume_and_a_resume_refused_after_train_ran_again(tmp_path, capsys, one_thread):
+    ws = tiny_workspace(tmp_path / "ws", training=replace(TINY_TRAINING, steps=10))
+    assert main(["finetune", "--steps", "6", "--batch-size", "2", "--stop-after", "2", "--workspace", str(ws.root)]) == 0
+    out, err = capsys.readouterr()
+    assert "finetune 2/6 (stopping at 2)" in err and "stopped early at step 2/6" in err
+    assert main(["finetune", "--resume", "--stop-after", "2", "--workspace", str(ws.root)]) == 0
+    assert "finetune 4/6 (stopping at 4)" in capsys.readouterr().err
+    assert main(["train", *TINY, "--workspace", str(ws.root)]) == 0  # a new base model
+    capsys.readouterr()
+    assert main(["finetune", "--resume", "--workspace", str(ws.root)]) == 1
+    assert "another pretraining checkpoint (train ran since)" in capsys.readouterr().err
