@@ -199,6 +199,10 @@ def cmd_finetune(args: argparse.Namespace) -> int:
     from capstone.lora import finetune_workspace
 
     ws = Workspace(args.workspace)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     given = [f.name for f in fields(LoRAConfig) if getattr(args, f.name) is not None]
     if args.resume:
         if given:
@@ -318,6 +322,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     stop = p.add_argument_group("stopping and resuming")
     stop.add_argument("--stop-after", type=int, metavar="N", help="stop after N more steps (a checkpoint is written)")
     stop.add_argument("--resume", action="store_true", help="continue the workspace's stopped fine-tune exactly")
+    stop.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
 
     stage("export", "torch.export the checkpoint with dynamic batch and sequence (module 38)", cmd_export)
 

@@ -4,18 +4,22 @@ It makes the learner's stage files importable as ``capstone.<module>`` (so every
 imports an earlier one gets the learner's) and as ``llm.<module>`` (the name the stage labs
 import them by), runs ``capstone.cli.main`` on the command line, and binds three names the
 tutor reads from the observation: ``status`` (the command's exit status), ``problem`` (an
-exception that escaped, named by the learner's file and line, never a traceback) and
-``imported`` (the capstone modules the command used). Whatever the command writes to stderr
+exception that escaped, named by the learner's file and line, never a traceback),
+``imported`` (the capstone modules the command used) and ``given`` (per learner module, the
+reference's public functions and classes the learner's file does not define, which the run
+therefore took from the reference: a stage lab that leaves a part out says so in its prompt,
+and the summary says whose code that part was). Whatever the command writes to stderr
 (its progress lines, its messages) goes to the progress file as ``{"log": line}`` events, so
 the tutor shows it while the run goes on; stdout (the summary) comes back with the result.
 ``STAGES_JSON``, ``ARGV_JSON`` and ``PROGRESS_JSON`` are replaced by the tutor with JSON string
 literals; nothing here runs on the tutor's side.
 """
 
-STATUS_NAMES = ("status", "problem", "imported")
+STATUS_NAMES = ("status", "problem", "imported", "given")
 
 DRIVER = r'''
 def _drive(stages, argv, progress):
+    import ast
     import importlib
     import importlib.abc
     import importlib.util
@@ -46,6 +50,7 @@ def _drive(stages, argv, progress):
     sys.stderr = LogLines(progress)
 
     origins = {spec["origin"]: spec["label"] for spec in stages.values()}
+    given = {}  # module -> the reference's public defs the learner's file left out
 
     class LearnerStages(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         """capstone.<stage> from the learner's text; llm.<stage> is the same module object."""
@@ -69,8 +74,12 @@ def _drive(stages, argv, progress):
                 module._learner_loaded = True
                 # The reference first, then the learner's file over it: what the lab asked for is
                 # theirs, and what it did not (a workspace stage, say) is the reference's, calling theirs.
-                exec(compile(stages[name]["reference"], f"<the reference {name}>", "exec"), module.__dict__)
+                reference = stages[name]["reference"]
+                exec(compile(reference, f"<the reference {name}>", "exec"), module.__dict__)
+                defs = {node.name: module.__dict__.get(node.name) for node in ast.parse(reference).body
+                        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")}
                 exec(compile(stages[name]["source"], stages[name]["origin"], "exec"), module.__dict__)
+                given[name] = [d for d, obj in defs.items() if module.__dict__.get(d) is obj]
 
         def get_source(self, fullname):
             return stages.get(fullname, {}).get("source")
@@ -101,11 +110,11 @@ def _drive(stages, argv, progress):
         sys.stderr.write("\n")
     sys.stderr.flush()
     sys.stderr = sys.__stderr__
-    return status, problem, imported
+    return status, problem, imported, json.dumps(given)
 
 
 import json as _json
 
-status, problem, imported = _drive(_json.loads(STAGES_JSON), _json.loads(ARGV_JSON), _json.loads(PROGRESS_JSON))
+status, problem, imported, given = _drive(_json.loads(STAGES_JSON), _json.loads(ARGV_JSON), _json.loads(PROGRESS_JSON))
 del _drive, _json
 '''

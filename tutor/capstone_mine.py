@@ -230,6 +230,26 @@ def host_paths(text: str, root: Path) -> str:
     return re.sub(rf"(?<![\w/.]){re.escape(OUTPUT_TARGET)}(?=/|\b|$)", lambda _: str(root), text)
 
 
+def reference_parts(reported, choices: list[StageChoice]) -> dict[str, list[str]]:
+    """Per learner module, the reference's functions and classes the run took because the learner's
+    file does not define them. The run is untrusted: its JSON is parsed, and only names that are
+    top-level definitions of that stage's reference (parsed here, from this package) are kept."""
+    import ast
+
+    try:
+        data = json.loads(reported) if isinstance(reported, str) and len(reported) < 20_000 else {}
+    except ValueError:
+        return {}
+    out = {}
+    for c in choices:
+        names = data.get(c.name) if isinstance(data, dict) else None
+        if c.source is None or not isinstance(names, list):
+            continue
+        defined = [n.name for n in ast.parse(c.reference).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+        out[c.name] = [n for n in defined if n in names]
+    return out
+
+
 def _report(result, choices: list[StageChoice], root: Path, command: str) -> int:
     """Print what the run printed (paths in the host's terms), whose code ran, and its status."""
     text = host_paths(result.output or "", root)
@@ -242,7 +262,9 @@ def _report(result, choices: list[StageChoice], root: Path, command: str) -> int
     status, problem, imported = values["status"], values["problem"], values["imported"]
     sys.stdout.write(text)
     used = set(imported.split("|")) if isinstance(imported, str) else set()
-    ran = [c.note for c in choices if c.name in used]
+    given = reference_parts(values["given"], choices)
+    ran = [c.note + (f" (with the reference's {', '.join(given[c.name])}, which its lab gives)" if given.get(c.name) else "")
+           for c in choices if c.name in used]
     if ran:
         print("package: " + "; ".join(inert(n) for n in ran), file=sys.stderr)
     if isinstance(problem, str) and problem:

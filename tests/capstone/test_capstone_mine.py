@@ -180,3 +180,35 @@ def test_what_a_stage_lab_does_not_ask_for_comes_from_the_reference(tier1, tmp_p
     assert capstone("finetune", "--package", "mine", "--steps", "3", "--batch-size", "2", "--workspace", str(ws.root)) == 0
     out, err = capsys.readouterr()
     assert "fine-tuned 3 steps" in out and "lora: your 36_write_lora.py" in err
+    # ... and the summary says whose code that part was
+    assert ("(with the reference's mean_nll, FineTuner, finetune, finetune_workspace, apply_lora_tensors, "
+            "apply_adapter, load_adapted, which its lab gives)") in err
+
+
+def test_a_sandboxed_finetune_stops_and_resumes_like_the_reference(tier1, tmp_path, capsys):
+    write_stage("36", "write-lora", (ROOT / "capstone" / "lora.py").read_text(encoding="utf-8"))
+    mine, reference = tiny_workspace(tmp_path / "mine"), tiny_workspace(tmp_path / "ref")
+    tune = ["finetune", "--steps", "6", "--batch-size", "2", "--threads", "1"]
+    assert capstone(*tune, "--stop-after", "2", "--package", "mine", "--workspace", str(mine.root)) == 0
+    err = capsys.readouterr().err
+    assert f"finetune --resume --package mine --workspace {mine.root.resolve()}" in err
+    assert capstone("finetune", "--resume", "--threads", "1", "--package", "mine", "--workspace", str(mine.root)) == 0
+    assert "fine-tuned 6 steps" in capsys.readouterr().out
+    assert capstone(*tune, "--workspace", str(reference.root)) == 0
+    a, b = (torch.load(ws.root / "finetune" / "ckpt.pt", weights_only=True)["lora"] for ws in (mine, reference))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_model_without_the_cache_yet_refuses_it_by_name_and_samples_without_it(tier1, tmp_path, capsys):
+    # module 32 done, module 35 not yet: the starter's two lines refuse a cache instead of ignoring it
+    model = (ROOT / "capstone" / "model.py").read_text(encoding="utf-8")
+    hook = "        B, T = idx.shape\n"
+    assert model.count(hook) == 1
+    write_stage("32", "build-the-gpt", model.replace(hook, hook.replace("B, T = idx.shape", (
+        "if kv_cache is not None:\n            raise NotImplementedError(\"GPT.forward with a kv_cache: module 35's lab; "
+        "until then `--no-cache`\")\n        B, T = idx.shape"))))
+    ws = tiny_workspace(tmp_path / "ws")
+    assert capstone("sample", "--package", "mine", "--tokens", "5", "--workspace", str(ws.root)) == 1
+    err = capsys.readouterr().err
+    assert "your model.py (stage 4, 32/build-the-gpt), line" in err and "module 35's lab; until then `--no-cache`" in err
+    assert capstone("sample", "--package", "mine", "--tokens", "5", "--no-cache", "--workspace", str(ws.root)) == 0

@@ -26,16 +26,20 @@ STAGES = {("30_corpus_bpe.yaml", "write-bpe"): "capstone/bpe.py",
           ("38_export_quantize_serve.yaml", "write-the-int8"): "capstone/quantize.py",
           ("38_export_quantize_serve.yaml", "write-the-server"): "capstone/serve.py"}
 # Stages whose starter carries the reference's whole public interface, so that the CLI and later
-# stages can import the learner's file in the reference's place. (32's starter leaves out the KV
-# cache that module 35 adds; 36's leaves out fine-tuning, which is not that lab's subject.)
+# stages can import the learner's file in the reference's place (32's includes the `kv_cache` hook
+# module 35 fills in, refused until then). 36's leaves out fine-tuning, which is not that lab's
+# subject: GIVEN lists what its prompt says is given, and `--package mine` says it ran the reference's.
 WHOLE_INTERFACE = [("30_corpus_bpe.yaml", "write-bpe"), ("31_token_datasets.yaml", "write-data"),
+                   ("32_gpt_model.yaml", "build-the-gpt"),
                    ("33_pretraining_cpu.yaml", "write-trainer"),
                    ("34_evaluation_baselines.yaml", "write-the-evaluation"),
                    ("35_generation_kv_cache.yaml", "write-the-kv-cache"),
                    ("38_export_quantize_serve.yaml", "write-the-export"),
                    ("38_export_quantize_serve.yaml", "write-the-int8"),
                    ("38_export_quantize_serve.yaml", "write-the-server")]
-GRADED = ["write-bpe", "write-data", "write-trainer", "write-the-evaluation", "write-the-kv-cache", "write-the-export", "write-the-int8",
+GIVEN = {("36_lora.yaml", "write-lora"): ["mean_nll", "FineTuner", "finetune", "finetune_workspace",
+                                          "apply_lora_tensors", "apply_adapter", "load_adapted"]}
+GRADED = ["write-bpe", "write-data", "build-the-gpt", "write-trainer", "write-the-evaluation", "write-the-kv-cache", "write-the-export", "write-the-int8",
           "write-the-server"]
 
 # lab id -> what each wrong submission is told by the test it names, in order: the message says
@@ -124,6 +128,21 @@ def test_the_starter_has_every_public_name_and_signature_of_the_reference(stage)
     assert sorted(set(reference) - set(starter)) == [], "names of the reference missing from the starter"
     for name, shape in reference.items():
         assert starter[name] == shape, f"{name}: the starter's signature differs from the reference's"
+
+
+@pytest.mark.parametrize("stage", GIVEN, ids=[lab_id for _, lab_id in GIVEN])
+def test_what_a_starter_leaves_out_of_the_reference_is_what_its_prompt_says_is_given(stage):
+    drill = lab(*stage)
+    starter, reference = public_interface(drill["starter"]), public_interface(drill["solution"])
+    left_out = [name for name in reference if name not in starter and reference[name] != "constant"]
+    assert left_out == GIVEN[stage]
+    for name in left_out:
+        assert f"`{name}`" in drill["prompt"], f"the prompt does not say that {name} is given"
+    for name, shape in starter.items():
+        want = reference.get(name)
+        if isinstance(shape, dict) and isinstance(want, dict):  # a class: its methods the starter has
+            want = {method: want.get(method) for method in shape}
+        assert want == shape, f"{name}: the starter's signature differs from the reference's"
 
 
 # --------------------------------------------------------------------------- graded in the sandbox
