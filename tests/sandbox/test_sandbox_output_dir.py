@@ -80,3 +80,32 @@ def test_lessons_cannot_ask_for_it_and_only_its_runs_may_be_long():
     RunRequest.from_json(RunRequest(code="", timeout=OUTPUT_RUN_TIMEOUT, needs=("output-dir",)).to_json())
     with pytest.raises(ValueError):
         RunRequest.from_json(RunRequest(code="", timeout=MAX_TIMEOUT + 1).to_json())
+
+
+def test_as_root_the_host_directory_is_handed_back_to_its_owners_when_the_sandbox_closes(tmp_path):
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("only a root tutor hands the directory to another uid")
+    out = tmp_path / "learners-workspace"
+    (out / "corpus").mkdir(parents=True)
+    (out / "corpus" / "train.txt").write_text("made on the host", encoding="utf-8")
+    (out / "theirs.txt").write_text("someone else's", encoding="utf-8")
+    os.chown(out, 1234, 1234)  # the learner who ran `sudo pytorch-tutor capstone ... --package mine`
+    os.chown(out / "corpus", 1234, 1234)
+    os.chown(out / "corpus" / "train.txt", 1234, 1234)
+    os.chown(out / "theirs.txt", 4321, 4321)
+    box = Sandbox(output_dir=out)
+    try:
+        box.start_sync()
+        if box.tier_level != Tier.NAMESPACES:
+            pytest.skip("only tier 1 mounts an output directory")
+        code = WRITE + f"open(os.path.join({OUTPUT_TARGET!r}, 'corpus', 'train.txt'), 'a').write(' and inside')\n"
+        variables(run_sync(RunRequest(code=code, needs=("output-dir",), timeout=60), box), "seen")
+        assert os.lstat(out / "made-inside.txt").st_uid != 1234  # while it runs, the run's uid owns them
+    finally:
+        box.close_sync()
+    owned = {str(p.relative_to(out)): (p.lstat().st_uid, p.lstat().st_gid) for p in [out, *out.rglob("*")]}
+    assert owned == {".": (1234, 1234), "corpus": (1234, 1234), "corpus/train.txt": (1234, 1234),
+                     "theirs.txt": (4321, 4321), "made-inside.txt": (1234, 1234), "train": (1234, 1234)}
+    assert (out / "corpus" / "train.txt").read_text(encoding="utf-8") == "made on the host and inside"

@@ -96,6 +96,12 @@ class Sandbox:
         # A tool's output directory (``inner/output_dir.py``): read-write to runs granted "output-dir"
         # (never a lesson's), e.g. the capstone workspace of `pytorch-tutor capstone --package mine`.
         self.output_dir = os.path.realpath(os.fspath(output_dir)) if output_dir else None
+        # As root the zygote hands the directory to the uid runs have; close_sync hands it back.
+        self._output_owners = None
+        if self.output_dir and os.geteuid() == 0:
+            from tutor.sandbox.inner.output_dir import owners  # standard library only
+
+            self._output_owners = owners(self.output_dir)
         self.output_limit = output_limit
         self.start_timeout = start_timeout
         forced = tier if tier is not None else (os.environ.get(TIER_ENV) or None)
@@ -194,6 +200,10 @@ class Sandbox:
             zygote, self._zygote = self._zygote, None
         if zygote is not None:
             zygote.close()
+        if self._output_owners is not None:
+            from tutor.sandbox.inner.output_dir import hand_back
+
+            hand_back(self.output_dir, *self._output_owners)
 
     def _new_zygote(self) -> _Zygote:
         with self._lock:
