@@ -54,6 +54,10 @@ TOLD = {
         "unigram: ",
         "nats/token: on real text the previous token says a lot",
         "nats/token (k = 1), the reference's",
+        "(your stride-64 figure: pass config.stride on to sliding_window_nll)",
+        "the total was divided by the",
+        "bits_per_byte takes nats per token",
+        "(the first token, never scored, is not counted)",
     ],
     "write-the-kv-cache": [
         "the values returned are not the values appended",
