@@ -100,12 +100,19 @@ def test_as_root_the_host_directory_is_handed_back_to_its_owners_when_the_sandbo
         box.start_sync()
         if box.tier_level != Tier.NAMESPACES:
             pytest.skip("only tier 1 mounts an output directory")
-        code = WRITE + f"open(os.path.join({OUTPUT_TARGET!r}, 'corpus', 'train.txt'), 'a').write(' and inside')\n"
+        outside = tmp_path / "outside.txt"  # a host file the run cannot see, named by a link it makes
+        outside.write_text("not the workspace's", encoding="utf-8")
+        os.chown(outside, 4321, 4321)
+        code = WRITE + (f"open(os.path.join({OUTPUT_TARGET!r}, 'corpus', 'train.txt'), 'a').write(' and inside')\n"
+                        f"os.symlink({str(outside)!r}, os.path.join({OUTPUT_TARGET!r}, 'link'))\n"
+                        f"os.link(os.path.join({OUTPUT_TARGET!r}, 'made-inside.txt'), os.path.join({OUTPUT_TARGET!r}, 'train', 'again.txt'))\n")
         variables(run_sync(RunRequest(code=code, needs=("output-dir",), timeout=60), box), "seen")
         assert os.lstat(out / "made-inside.txt").st_uid != 1234  # while it runs, the run's uid owns them
     finally:
         box.close_sync()
     owned = {str(p.relative_to(out)): (p.lstat().st_uid, p.lstat().st_gid) for p in [out, *out.rglob("*")]}
     assert owned == {".": (1234, 1234), "corpus": (1234, 1234), "corpus/train.txt": (1234, 1234),
-                     "theirs.txt": (4321, 4321), "made-inside.txt": (1234, 1234), "train": (1234, 1234)}
+                     "theirs.txt": (4321, 4321), "made-inside.txt": (1234, 1234), "train": (1234, 1234),
+                     "train/again.txt": (1234, 1234), "link": (1234, 1234)}  # both names of a file made inside
+    assert (outside.lstat().st_uid, outside.lstat().st_gid) == (4321, 4321)  # a link is never followed
     assert (out / "corpus" / "train.txt").read_text(encoding="utf-8") == "made on the host and inside"

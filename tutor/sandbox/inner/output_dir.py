@@ -71,23 +71,29 @@ def owners(path: str) -> tuple[tuple[int, int], dict[str, tuple[int, int]]]:
 def hand_back(path: str, owner: tuple[int, int], before: dict[str, tuple[int, int]], sandbox_uid: int = NOBODY) -> None:
     """After the sandbox is closed (no run can race this): every entry the sandbox's uid owns goes back
     to its owner from `before`, or to the directory's `owner` if a run made it. Only what the sandbox's
-    uid owns is touched, never through a link, and never a file with another name outside (a hard link);
-    a set-id bit a run left is cleared. Never raises: a tree a run made unreadable stays as it is."""
+    uid owns is touched, never through a link, and never a file that also has a name outside the
+    directory (a hard link: its links are not all in the tree); a set-id bit a run left is cleared.
+    Never raises: a tree a run made unreadable stays as it is."""
     try:
         if not stat.S_ISDIR(os.lstat(path).st_mode):
             return
-        walked = [(path, ".")]
+        walked = [(path, ".", os.lstat(path))]
         for top, dirs, names in os.walk(path):
-            walked += [(os.path.join(top, n), os.path.relpath(os.path.join(top, n), path)) for n in dirs + names]
+            for name in dirs + names:
+                full = os.path.join(top, name)
+                walked.append((full, os.path.relpath(full, path), os.lstat(full)))
     except (OSError, RecursionError):
         return
-    for full, rel in walked:
+    links_inside: dict[tuple[int, int], int] = {}
+    for _, _, st in walked:
+        links_inside[(st.st_dev, st.st_ino)] = links_inside.get((st.st_dev, st.st_ino), 0) + 1
+    for full, rel, st in walked:
+        if st.st_uid != sandbox_uid:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_nlink > links_inside[(st.st_dev, st.st_ino)]:
+            continue  # a name of this file lives outside the directory
         try:
-            st = os.lstat(full)
-            if st.st_uid != sandbox_uid or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1):
-                continue
-            uid, gid = owner if rel == "." else before.get(rel, owner)
-            os.lchown(full, uid, gid)
+            os.lchown(full, *(owner if rel == "." else before.get(rel, owner)))
             if stat.S_ISREG(st.st_mode) and st.st_mode & (stat.S_ISUID | stat.S_ISGID):
                 os.chmod(full, stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID))
         except OSError:
