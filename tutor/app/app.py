@@ -9,16 +9,15 @@ from textual.binding import Binding
 
 from tutor.app.commands import ModuleCommands
 from tutor.app.screens.map import MapScreen
-from tutor.course import grants
 from tutor.course.graph import Status
 from tutor.course.loader import Course
 from tutor.progress.store import ProfileStore
 from tutor.safe_text import safe_line
-from tutor.sandbox.client import Sandbox
 from tutor.session import SELF_CHECKS, Session
 
-if TYPE_CHECKING:  # the tutoring core and the help screen are imported on first use, after the map's first frame
+if TYPE_CHECKING:  # the tutoring core and the sandbox client are imported on first use, after the map's first frame
     from tutor.app.messages import Reported
+    from tutor.sandbox.client import Sandbox
     from tutor.tutoring.reports import ModuleRef
     from tutor.tutoring.service import TutoringService
 
@@ -52,11 +51,32 @@ class TutorApp(App):
         self.watch_lessons = watch  # --watch: reload the course when its YAML changes (tutor/app/course_watch.py)
         self.session = session or Session(course, store)
         self.start = start
-        self.sandbox = sandbox or Sandbox(**grants.sandbox_options(course.root, course.modules()))
-        self.sandbox.on_note = lambda note: self.notify(note, title="Sandbox restarted", severity="warning")
+        self._sandbox = sandbox
+        if sandbox is not None:
+            sandbox.on_note = self._sandbox_note
         self._tutoring: TutoringService | None = None
         self.profile_name = profile_name
         self.sub_title = self._status_line(ready=False)
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The sandbox (made on first use, as plain mode makes it: its zygote starts after the first frame)."""
+        if self._sandbox is None:
+            from tutor.course import grants
+            from tutor.sandbox.client import Sandbox
+
+            course = self.session.course
+            self._sandbox = Sandbox(**grants.sandbox_options(course.root, course.modules()))
+            self._sandbox.on_note = self._sandbox_note
+        return self._sandbox
+
+    def _sandbox_note(self, note: str) -> None:
+        self.notify(note, title="Sandbox restarted", severity="warning")
+
+    def close_sandbox_sync(self) -> None:
+        """Stop the zygote if one was made (after ``run``: on_unmount has normally stopped it already)."""
+        if self._sandbox is not None:
+            self._sandbox.close_sync()
 
     @property
     def tutoring(self) -> TutoringService:
@@ -80,7 +100,6 @@ class TutorApp(App):
                        markup=False)
 
     def on_mount(self) -> None:
-        self.run_worker(self._warm_sandbox(), group="sandbox-start", exit_on_error=False)
         self.push_screen(MapScreen())
         if self.watch_lessons:
             from tutor.app.course_watch import watch_course
@@ -102,6 +121,12 @@ class TutorApp(App):
             self.open_item(*resume)
             self.notify(f"Welcome back: resuming module {resume[0]}.", timeout=4)
 
+    def on_ready(self) -> None:
+        """The first frame is on the screen: only now start the zygote (it imports torch, which would
+        compete for the CPU with the first paint). The learner can type at once; runs wait for it, and
+        the header says when it is ready."""
+        self.run_worker(self._warm_sandbox(), group="sandbox-start", exit_on_error=False)
+
     async def _warm_sandbox(self) -> None:
         try:
             await self.sandbox.start()
@@ -111,7 +136,8 @@ class TutorApp(App):
         self.sub_title = self._status_line(ready=True)
 
     async def on_unmount(self) -> None:
-        await self.sandbox.close()
+        if self._sandbox is not None:
+            await self._sandbox.close()
 
     def open_module(self, module_id: str) -> None:
         """Open a module at its first unfinished drill, or say why it is closed."""

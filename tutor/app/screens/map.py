@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from rich.console import Group
-from rich.table import Table
+from rich.console import Console, ConsoleOptions, Group
+from rich.measure import Measurement
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -31,17 +31,40 @@ STATUS_STYLE = {
 }
 
 
-def module_line(slot, state) -> Table:
-    """A module's line: icon and id in a column of their own, so a wrapped title and its state
-    ("needs 07", "coming") stay indented under the title."""
+def module_line(slot, state) -> HangingLine:
+    """A module's line: icon and id first, so a wrapped title and its state ("needs 07", "coming")
+    stay indented under the title."""
     icon, style = STATUS_STYLE[state.status]
     label = state.status.value if state.status != Status.LOCKED else state.reason
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(width=2 + len(slot.id), no_wrap=True)
-    grid.add_column(ratio=1)
-    grid.add_row(Text.assemble((f"{icon} ", style), (slot.id, "bold")),
-                 Text.assemble((inert(slot.title), style), (f"  {label}", "dim")))
-    return grid
+    return HangingLine(Text.assemble((f"{icon} ", style), (slot.id, "bold")),
+                       Text.assemble((inert(slot.title), style), (f"  {label}", "dim")))
+
+
+class HangingLine:
+    """``head``, two spaces, then ``body`` word-wrapped with every further line indented under its start.
+
+    Drawn by hand, not as a two-column ``Table.grid``: the option list renders every option
+    several times to measure it, and 38 tables' layout was most of the map's first frame.
+    """
+
+    GAP = 2
+
+    def __init__(self, head: Text, body: Text):
+        self.head, self.body = head, body
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions):
+        indent = self.head.cell_len + self.GAP
+        lines = self.body.wrap(console, max(1, options.max_width - indent), overflow="fold")
+        for number, line in enumerate(lines):
+            start = self.head + " " * self.GAP if number == 0 else Text(" " * indent)
+            row = start + line
+            row.no_wrap, row.end = True, "\n"
+            yield row
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        indent = self.head.cell_len + self.GAP
+        body = Measurement.get(console, options, self.body)
+        return Measurement(indent + body.minimum, indent + body.maximum)
 
 
 class MapScreen(Screen):

@@ -1,0 +1,55 @@
+"""The zygote starts after the map's first frame, never before it; the learner can use the map meanwhile (issue 11)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.widgets import Input, OptionList
+
+from tests.scripted_sandbox import ScriptedSandbox
+from tests.ui.conftest import SIZE, settle
+from tutor.app.screens.map import MapScreen
+
+
+class SlowToStart(ScriptedSandbox):
+    """A sandbox whose start is seen (what was on screen then) and finishes only when the test says so."""
+
+    def __init__(self, app_of):
+        super().__init__(script={})
+        self.app_of = app_of
+        self.on_screen_at_start = None
+        self.go = asyncio.Event()
+        self.starts = 0
+
+    async def start(self) -> None:
+        self.starts += 1
+        app = self.app_of()
+        screen = app.screen
+        modules = screen.query_one("#modules", OptionList) if isinstance(screen, MapScreen) else None
+        # what the terminal shows when the start is asked for: the map, laid out, its modules listed
+        self.on_screen_at_start = (type(screen).__name__, modules is not None and modules.region.area > 0,
+                                   modules.option_count if modules is not None else 0)
+        await self.go.wait()
+        self.started = True
+
+
+async def test_the_zygote_starts_after_the_first_frame_and_the_map_works_while_it_starts(make_app, mini_course_dir):
+    holder = {}
+    sandbox = SlowToStart(lambda: holder["app"])
+    app = holder["app"] = make_app(mini_course_dir, sandbox=sandbox)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert sandbox.starts == 1
+        screen_name, laid_out, listed = sandbox.on_screen_at_start
+        assert screen_name == "MapScreen" and laid_out and listed > 0  # asked for only once the map was drawn
+        assert "sandbox: starting…" in app.sub_title  # the map says it is not ready yet
+
+        # the learner does not wait for it: searching and moving on the map work while it starts
+        await pilot.press("slash", "0", "2")
+        assert app.screen.query_one("#search", Input).value == "02"
+        assert app.screen.query_one("#modules", OptionList).highlighted_option.id == "02"
+
+        sandbox.go.set()
+        await settle(app, pilot)
+        assert sandbox.started and sandbox.starts == 1
+        assert app.sub_title.endswith(f"sandbox: {sandbox.tier}")  # and says when it is ready
