@@ -89,10 +89,6 @@ def _decode(content: bytes, shown: str) -> str:
         raise LessonFileError([LessonError(shown, 1, 1, "", f"not valid UTF-8 (byte {exc.start})")]) from None
 
 
-def _read_text(path: Path, shown: str) -> str:
-    return _decode(_read_bytes(path, shown), shown)
-
-
 def load_module_file(path: Path, shown: str | None = None) -> tuple[Module | None, list[LessonError]]:
     """Load and validate one module file on its own (from the parsed-module cache when it has this content)."""
     shown = shown or str(path)
@@ -118,81 +114,40 @@ _SLOT_KEYS = {"id", "title", "part", "requires"}
 _SLOT_OPTIONAL = {"file"}
 
 
+@dataclass
+class CourseListing:
+    """What ``course.yaml`` lists, as read (remembered in the parse cache by its content, like a module file)."""
+
+    title: str = ""
+    id: str = ""
+    parts: list[Part] = field(default_factory=list)
+    slots: list[ModuleSlot] = field(default_factory=list)  # no modules loaded yet
+    errors: list[LessonError] = field(default_factory=list)
+    marks: dict[str, tuple[int, int]] = field(default_factory=dict)  # each module's entry, for later errors
+    complete: bool = True  # False: the file could not be read as a course at all; nothing more is loaded
+
+
 def load_course(root: Path, shown_root: str | None = None) -> Course:
     """Load the course at ``root``; never raises for content problems."""
     root = Path(root)
     shown_root = shown_root if shown_root is not None else str(root)
     course_name = f"{shown_root}/{COURSE_FILE}" if shown_root else COURSE_FILE
-    course = Course(title="", root=root, parts=[], slots=[])
-    try:
-        data = load_yaml(_read_text(root / COURSE_FILE, course_name), course_name)
-    except LessonFileError as exc:
-        course.errors = exc.errors
+    listing = _listing(root / COURSE_FILE, course_name)
+    course = Course(title=listing.title, root=root, parts=listing.parts, slots=listing.slots, id=listing.id)
+    if not listing.complete:
+        course.errors = listing.errors
         return course
-
     reader = Reader(course_name)
-    top = reader.mapping(data, "", (1, 1), _COURSE_KEYS, {"id"})
-    if top is None:
-        course.errors = reader.errors
-        return course
-    if "id" in top:
-        course.id = reader.identifier(top, "id", "")
-    else:
-        reader.error((1, 1), "id", "a course needs an `id:` (e.g. `id: my-course`): the learner's progress "
-                     "is kept under it, apart from other courses; keep it stable")
-    if top.get("format_version") not in READABLE_VERSIONS and "format_version" in top:
-        reader.error(reader.key_mark(top, "format_version"), "format_version",
-                     f"this tutor reads format_version {' or '.join(map(str, READABLE_VERSIONS))}")
-    course.title = reader.text(top, "title", "")
+    reader.errors = listing.errors
+    marks = listing.marks
 
-    parts = reader.sequence(top, "parts", "")
-    for i, item in enumerate(parts):
-        p = reader.mapping(item, f"parts[{i}]", parts.item_marks[i], _PART_KEYS, set())
-        if p is not None:
-            course.parts.append(Part(reader.identifier(p, "id", f"parts[{i}]"), reader.text(p, "title", f"parts[{i}]")))
-    part_ids = {p.id for p in course.parts}
-
-    entries = reader.sequence(top, "modules", "")
-    marks: dict[str, tuple[int, int]] = {}
-    for i, item in enumerate(entries):
-        path = f"modules[{i}]"
-        m = reader.mapping(item, path, entries.item_marks[i], _SLOT_KEYS, _SLOT_OPTIONAL)
-        if m is None:
-            continue
-        slot_id = reader.identifier(m, "id", path)
-        if not slot_id:
-            continue
-        if slot_id in marks:
-            reader.error(entries.item_marks[i], f"{path}.id", f"duplicate module id {slot_id!r}")
-            continue
-        marks[slot_id] = entries.item_marks[i]
-        part = reader.text(m, "part", path)
-        if part and part not in part_ids:
-            reader.error(reader.key_mark(m, "part"), f"{path}.part", f"unknown part {part!r}")
-        requires = tuple(str(r) for r in reader.sequence(m, "requires", path))
-        file = reader.text(m, "file", path, default="") or None
-        if file is not None and not _is_plain_file_name(file):
-            reader.error(reader.key_mark(m, "file"), f"{path}.file",
-                         f"{file[:80]!r}: a module file is named relative to the course directory, "
-                         "without '..' or an absolute path")
-            file = None
-        course.slots.append(ModuleSlot(slot_id, reader.text(m, "title", path), part, requires, file))
-
-    ids = {s.id for s in course.slots}
-    for i, slot in enumerate(course.slots):
-        for req in slot.requires:
-            if req not in ids:
-                reader.error(marks[slot.id], f"modules[{i}].requires", f"module {slot.id} requires unknown module {req!r}")
-    cycle = find_cycle({s.id: s.requires for s in course.slots})
-    if cycle:
-        reader.error(marks[cycle[0]], "modules", "the requires graph has a cycle: " + " → ".join(cycle))
-
+    resolved_root = _resolved(root)  # once, not per module file
     for slot in course.slots:
         if slot.file is None:
             continue
         file_path = root / slot.file
         shown = f"{shown_root}/{slot.file}" if shown_root else slot.file
-        if not _inside(file_path, root):
+        if resolved_root is None or not _inside(file_path, resolved_root):
             reader.error(marks[slot.id], f"module {slot.id}.file",
                          f"lesson file {slot.file!r} resolves outside the course directory (a link?)")
             slot.errors = [LessonError(shown, 1, 1, "", "file lies outside the course directory")]
@@ -219,6 +174,88 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
             slot.module = linked[slot.id]
     course.errors = reader.errors + helper_errors + link_errors + data_errors
     return course
+
+
+def _listing(path: Path, course_name: str) -> CourseListing:
+    """``course.yaml`` read, from the parse cache when it holds this content (no YAML parser needed then)."""
+    try:
+        content = _read_bytes(path, course_name)
+    except LessonFileError as exc:
+        return CourseListing(errors=exc.errors, complete=False)
+    key = parse_cache.entry_key(b"course listing\0" + content, course_name)  # never a module file's key
+    known = parse_cache.recall(key)
+    if isinstance(known, CourseListing):
+        return known
+    listing = _read_listing(content, course_name)
+    parse_cache.remember(key, listing)
+    return listing
+
+
+def _read_listing(content: bytes, course_name: str) -> CourseListing:
+    listing = CourseListing()
+    try:
+        data = load_yaml(_decode(content, course_name), course_name)
+    except LessonFileError as exc:
+        return CourseListing(errors=exc.errors, complete=False)
+    reader = Reader(course_name)
+    listing.errors = reader.errors
+    top = reader.mapping(data, "", (1, 1), _COURSE_KEYS, {"id"})
+    if top is None:
+        listing.complete = False
+        return listing
+    if "id" in top:
+        listing.id = reader.identifier(top, "id", "")
+    else:
+        reader.error((1, 1), "id", "a course needs an `id:` (e.g. `id: my-course`): the learner's progress "
+                     "is kept under it, apart from other courses; keep it stable")
+    if top.get("format_version") not in READABLE_VERSIONS and "format_version" in top:
+        reader.error(reader.key_mark(top, "format_version"), "format_version",
+                     f"this tutor reads format_version {' or '.join(map(str, READABLE_VERSIONS))}")
+    listing.title = reader.text(top, "title", "")
+
+    parts = reader.sequence(top, "parts", "")
+    for i, item in enumerate(parts):
+        p = reader.mapping(item, f"parts[{i}]", parts.item_marks[i], _PART_KEYS, set())
+        if p is not None:
+            listing.parts.append(Part(reader.identifier(p, "id", f"parts[{i}]"),
+                                      reader.text(p, "title", f"parts[{i}]")))
+    part_ids = {p.id for p in listing.parts}
+
+    entries = reader.sequence(top, "modules", "")
+    marks = listing.marks
+    for i, item in enumerate(entries):
+        path = f"modules[{i}]"
+        m = reader.mapping(item, path, entries.item_marks[i], _SLOT_KEYS, _SLOT_OPTIONAL)
+        if m is None:
+            continue
+        slot_id = reader.identifier(m, "id", path)
+        if not slot_id:
+            continue
+        if slot_id in marks:
+            reader.error(entries.item_marks[i], f"{path}.id", f"duplicate module id {slot_id!r}")
+            continue
+        marks[slot_id] = entries.item_marks[i]
+        part = reader.text(m, "part", path)
+        if part and part not in part_ids:
+            reader.error(reader.key_mark(m, "part"), f"{path}.part", f"unknown part {part!r}")
+        requires = tuple(str(r) for r in reader.sequence(m, "requires", path))
+        file = reader.text(m, "file", path, default="") or None
+        if file is not None and not _is_plain_file_name(file):
+            reader.error(reader.key_mark(m, "file"), f"{path}.file",
+                         f"{file[:80]!r}: a module file is named relative to the course directory, "
+                         "without '..' or an absolute path")
+            file = None
+        listing.slots.append(ModuleSlot(slot_id, reader.text(m, "title", path), part, requires, file))
+
+    ids = {s.id for s in listing.slots}
+    for i, slot in enumerate(listing.slots):
+        for req in slot.requires:
+            if req not in ids:
+                reader.error(marks[slot.id], f"modules[{i}].requires", f"module {slot.id} requires unknown module {req!r}")
+    cycle = find_cycle({s.id: s.requires for s in listing.slots})
+    if cycle:
+        reader.error(marks[cycle[0]], "modules", "the requires graph has a cycle: " + " → ".join(cycle))
+    return listing
 
 
 _MODULE_LINE = re.compile(r"""^module:[ \t]*(["']?)([^"'#\s]*)\1[ \t]*(?:#.*)?$""")
@@ -264,12 +301,17 @@ def _is_plain_file_name(name: str) -> bool:
     return all(part and part not in (".", "..") for part in parts)
 
 
-def _inside(path: Path, root: Path) -> bool:
-    """``path`` resolved (links followed) still lies under ``root`` resolved."""
+def _inside(path: Path, resolved_root: Path) -> bool:
+    """``path`` resolved (links followed) still lies under ``resolved_root`` (already resolved)."""
+    resolved = _resolved(path)
+    return resolved is not None and resolved.is_relative_to(resolved_root)
+
+
+def _resolved(path: Path) -> Path | None:
     try:
-        return path.resolve().is_relative_to(root.resolve())
+        return path.resolve()
     except (OSError, RuntimeError):  # a link loop
-        return False
+        return None
 
 
 def is_course_dir(path: Path) -> bool:

@@ -8,11 +8,12 @@ duplicate keys are errors (PyYAML silently keeps the last), and anchors/aliases
 
 from __future__ import annotations
 
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from tutor.course.errors import LessonError, LessonFileError
+
+if TYPE_CHECKING:
+    import yaml
 
 MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 32
@@ -35,8 +36,17 @@ class MarkedList(list):
     item_marks: list[Mark]
 
 
-# The C parser (libyaml) when PyYAML has it: about ten times faster, same marks.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+def _yaml():
+    """PyYAML, imported when a file is parsed: a launch served from the parsed-course cache never is."""
+    import yaml
+
+    return yaml
+
+
+def _loader(text: str):
+    yaml = _yaml()  # the C parser (libyaml) when PyYAML has it: about ten times faster, same marks
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
 
 _SAFE_TAGS = {
     "tag:yaml.org,2002:str",
@@ -60,7 +70,8 @@ def load_yaml(text: str, filename: str) -> Any:
         raise LessonFileError(
             [LessonError(filename, 1, 1, "", f"file is larger than {MAX_FILE_BYTES:,} bytes; split the module")]
         )
-    loader = _Loader(text)
+    yaml = _yaml()
+    loader = _loader(text)
     try:
         return _build_from_events(loader, filename)
     except yaml.MarkedYAMLError as exc:
@@ -84,6 +95,7 @@ def _event_mark(event: yaml.Event) -> Mark:
 
 
 def _build_from_events(loader, filename: str) -> Any:
+    yaml = _yaml()
     stack: list[list] = []  # open containers: [container, pending key or _NO_KEY, pending key mark]
     nodes = 0
     root: Any = _NO_KEY
@@ -144,6 +156,7 @@ _STR = "tag:yaml.org,2002:str"
 
 
 def _scalar(loader, event: yaml.ScalarEvent, filename: str, mark: Mark) -> Any:
+    yaml = _yaml()
     tag = event.tag if event.tag not in (None, "!") else loader.resolve(yaml.ScalarNode, event.value, event.implicit)
     if tag == _STR:
         return event.value
