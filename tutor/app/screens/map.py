@@ -51,15 +51,19 @@ class HangingLine:
 
     def __init__(self, head: Text, body: Text):
         self.head, self.body = head, body
+        self._rows: dict[int, list[Text]] = {}  # by width: the list measures and draws each line several times
 
     def __rich_console__(self, console: Console, options: ConsoleOptions):
-        indent = self.head.cell_len + self.GAP
-        lines = self.body.wrap(console, max(1, options.max_width - indent), overflow="fold")
-        for number, line in enumerate(lines):
-            start = self.head + " " * self.GAP if number == 0 else Text(" " * indent)
-            row = start + line
-            row.no_wrap, row.end = True, "\n"
-            yield row
+        rows = self._rows.get(options.max_width)
+        if rows is None:
+            indent = self.head.cell_len + self.GAP
+            rows = []
+            for number, line in enumerate(self.body.wrap(console, max(1, options.max_width - indent), overflow="fold")):
+                row = (self.head + " " * self.GAP if number == 0 else Text(" " * indent)) + line
+                row.no_wrap, row.end = True, "\n"
+                rows.append(row)
+            self._rows[options.max_width] = rows
+        yield from rows
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         indent = self.head.cell_len + self.GAP
@@ -89,10 +93,11 @@ class MapScreen(Screen):
         yield key_footer()
 
     def on_mount(self) -> None:
-        self.refresh_map()
         self.query_one("#modules", OptionList).focus()
 
     def on_screen_resume(self) -> None:
+        """Filled in each time the map comes back, the first time included (once: the option list
+        measures every line it is given, so a second fill before the first frame is not free)."""
         self.refresh_map()
 
     def action_search(self) -> None:
