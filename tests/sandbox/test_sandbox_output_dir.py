@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tutor.course.schema import SANDBOX_NEEDS
+from tutor.course.parse import SANDBOX_NEEDS
 from tutor.sandbox.client import Sandbox, run_sync
 from tutor.sandbox.wire import MAX_TIMEOUT, OUTPUT_RUN_TIMEOUT, OUTPUT_TARGET, RunRequest, Tier
 

@@ -15,11 +15,12 @@ from typing import Any, Callable
 from tutor.course import data_files, divergence_fields, fields, lab_fields, view_fields
 from tutor.course.errors import LessonError
 from tutor.course.reader import Reader, join, type_name
-from tutor.course.schema import (DEFAULT_TIMEOUT, ERROR_ASK_KEY, MAX_TIMEOUT, READABLE_VERSIONS, SANDBOX_NEEDS, Ask,
-                                 Drill, DrillKind, Module, SelfCheck, WrongAnswer, file_stem)
+from tutor.course.schema import (DEFAULT_TIMEOUT, ERROR_ASK_KEY, MAX_TIMEOUT, READABLE_VERSIONS, Ask, Drill, DrillKind,
+                                 Module, SelfCheck, WrongAnswer, file_stem)
 from tutor.course.yaml_source import Mark, MarkedDict
 from tutor.judge.kinds import KINDS
 from tutor.judge.text_match import DEFAULT_MATCH, MATCH_MODES, pattern_problem
+from tutor.sandbox.wire import GRANTS as SANDBOX_NEEDS  # what `needs:` may declare; the sandbox grants exactly that
 
 
 def parse_module(data: Any, filename: str) -> tuple[Module | None, list[LessonError]]:

@@ -84,9 +84,6 @@ class WrongAnswer:
     misconception: str
 
 
-# What a drill may declare under `needs:`; the sandbox grants exactly that.
-from tutor.sandbox.wire import GRANTS as SANDBOX_NEEDS  # noqa: E402 - standard library only
-
 RULES_TEST = "source-rules"  # the name under which a lab's source rules report, like a test
 
 

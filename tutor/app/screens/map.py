@@ -15,7 +15,6 @@ from textual.widgets import Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tutor.app.widgets.footer import key_footer
-from tutor.capstone_mine import package_line
 from tutor.course.graph import Status
 from tutor.safe_text import inert
 from tutor.workspace import Workspace
@@ -171,8 +170,9 @@ class MapScreen(Screen):
         if option is not None and option.id:
             self.app.open_module(option.id)
 
-    def _show_with_markdown(self) -> None:
-        import rich.markdown  # noqa: F401 - show_details finds it loaded from now on
+    def _show_late_parts(self) -> None:
+        import rich.markdown  # noqa: F401 - show_details finds them loaded from now on
+        import tutor.capstone_mine  # noqa: F401
 
         option = self.query_one("#modules", OptionList).highlighted_option
         self.show_details(option.id if option is not None else None)
@@ -202,18 +202,20 @@ class MapScreen(Screen):
             answered = progress.self_checks_answered & {c.id for c in module.self_checks}
             text.append(f"\nDrills verified: {len(progress.drills_done)}/{len(module.drills)}\n")
             text.append(f"Self-check answered: {len(answered)}/{len(module.self_checks)}\n")
-            space = Workspace(self.app.profile_name, session.course.identity)
-            package = package_line(space, module)  # the capstone stages: whose code each is
-            if package:
-                text.append(inert(package) + "\n")
             footer = Text("\nPress Enter to open.", style="dim") if state.status in (
                 Status.OPEN, Status.IN_PROGRESS, Status.DONE) else Text("")
+            # The intro's Markdown (pygments, markdown-it: ~100 modules) and the capstone package line (the
+            # capstone driver and the sandbox wire) are imported after the first frame, and shown then.
+            markdown, capstone = sys.modules.get("rich.markdown"), sys.modules.get("tutor.capstone_mine")
+            if markdown is None or capstone is None:
+                details.update(Group(text, footer))
+                self.call_after_refresh(self._show_late_parts)
+                return
+            space = Workspace(self.app.profile_name, session.course.identity)
+            package = capstone.package_line(space, module)  # the capstone stages: whose code each is
+            if package:
+                text.append(inert(package) + "\n")
             if module.intro.strip():
-                markdown = sys.modules.get("rich.markdown")
-                if markdown is None:  # its import (pygments, markdown-it: ~100 modules) waits for the first frame
-                    details.update(Group(text, footer))
-                    self.call_after_refresh(self._show_with_markdown)
-                    return
                 details.update(Group(text, markdown.Markdown(inert(module.intro.strip())), footer))
                 return
             text.append_text(footer)
