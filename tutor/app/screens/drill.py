@@ -8,7 +8,6 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Header, Input, Markdown, RadioButton, RadioSet, Static, TextArea
 
@@ -17,6 +16,7 @@ from tutor.app.messages import CodeSubmitted, PredictionSubmitted
 from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
 from tutor.app.widgets.code_view import CodeView
+from tutor.app.widgets.page import Page, reveal
 from tutor.app.widgets.result_panel import ResultPanel, prose_text
 from tutor.app.widgets.trace_panel import NOT_YET, TracePanel
 from tutor.app.widgets.view_prompt import ViewPanel, ViewPrompt, ViewSubmitted
@@ -37,6 +37,10 @@ class AnswerInput(Input):
         self.index = index
         self.key = key
         self.problem = Static("", classes="answer-problem")  # why this answer cannot be read, under the box
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """Typing into a box scrolled out of view (the report is read below it) brings it back."""
+        reveal(self)
 
 
 class ConfidenceButton(RadioButton):
@@ -115,7 +119,7 @@ class DrillScreen(LessonScreen):
         number = [d.id for d in self.module.drills].index(drill.id) + 1
         slot = self.app.session.slot(self.module_id)
         yield Header()
-        with VerticalScroll(classes="drill-scroll"):
+        with Page(classes="drill-scroll"):
             kind = "repair drill" if drill.is_repair else "drill"
             yield Static(Text(f"{self.module_id} · {inert(slot.title)} — {kind} {number}/{len(self.module.drills)}: "
                               f"{inert(drill.title)}"), classes="where")
@@ -254,7 +258,7 @@ class DrillScreen(LessonScreen):
     def show(self, report: RunReport) -> None:
         if report.trace is not None:  # a first-divergence drill's run: its trace, the first failure marked
             code = report.said.get("code") if report.kind != AttemptKind.PREDICTION else None
-            self.query_one("#trace", TracePanel).show_trace(report.trace, code)
+            self.query_one("#trace", TracePanel).show_trace(report.trace, code, scroll=False)  # the result first
         if report.kind == AttemptKind.PREDICTION and report.recorded is not None:
             self.last_said = self._submitted
             self._reveal(explain=not self.drill.is_repair or report.drill_done)
@@ -264,7 +268,25 @@ class DrillScreen(LessonScreen):
             self._explain()
         self.set_status(STATUS[report.outcome] if report.outcome != Outcome.NOT_FINISHED
                         else f"{report.not_recorded} {report.message}")
+        self._focus_after(report)
         self._finished()
+
+    def _focus_after(self, report: RunReport) -> None:
+        """Where the next key goes while the report is read, without scrolling away from it.
+
+        A wrong prediction: its box, text selected, so typing replaces it (and brings the box back);
+        the editor, while editing; otherwise the page, so arrows and PageDown read on.
+        """
+        if self.editing:
+            self.query_one("#editor", TextArea).focus(scroll_visible=False)
+            return
+        if report.kind == AttemptKind.PREDICTION and report.outcome == Outcome.NOT_YET:
+            wrong = {row.key for row in report.rows if not row.correct}
+            box = next((b for b in self.query(AnswerInput) if b.key in wrong), None)
+            if box is not None:
+                box.focus(scroll_visible=False)
+                return
+        self.query_one(Page).focus(scroll_visible=False)
 
     def action_trace(self) -> None:
         """After the reveal (and in experiment mode): show or hide the trace of the code as it is now."""
@@ -306,7 +328,7 @@ class DrillScreen(LessonScreen):
     def show_view(self, report: ViewReport) -> None:
         panel = self.query_one("#view", ViewPanel)
         panel.show_view(report)
-        panel.scroll_visible()
+        reveal(panel)
         self.set_status("The view is below the result. ctrl+l opens another; nothing was recorded.")
         self._finished()
 
@@ -360,8 +382,8 @@ STATUS = {
     Outcome.VERIFIED: "Verified ✓  Change one thing with ctrl+e and rerun, or ctrl+n for the next drill.",
     Outcome.SYMPTOM_FOUND: "Right: that is the symptom. Now repair it: ctrl+e to edit the code, ctrl+r to run it "
                            "until the check passes.",
-    Outcome.NOT_YET: "Not yet. Read the first divergence and the explanation, change your prediction and press Enter "
-                     "again (ctrl+g for a hint).",
+    Outcome.NOT_YET: "Not yet. Read the first divergence and the explanation below. Typing now replaces your first "
+                     "wrong answer (Tab: the others); Enter runs again, ctrl+g gives a hint.",
     Outcome.OBSERVED: "Compare with the first run: what changed, and why? ctrl+e returns to your predictions.",
     Outcome.REPAIRED: "Repaired ✓  The check passes. ctrl+n for the next drill.",
     Outcome.REPAIRED_PREDICT_NEXT: "The check passes. Now predict the symptom above too (Escape the editor with ctrl+e) "

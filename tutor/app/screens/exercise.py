@@ -12,7 +12,6 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import Header, Markdown, Static, TextArea
 
 from tutor.app.widgets.footer import key_footer
@@ -20,6 +19,7 @@ from tutor.app.messages import LabSubmitted
 from tutor.app.screens.confirm import ConfirmScreen
 from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
+from tutor.app.widgets.page import Page
 from tutor.app.widgets.result_panel import ResultPanel
 from tutor.safe_text import inert
 from tutor.tutoring.reports import RunReport
@@ -61,7 +61,7 @@ class ExerciseScreen(LessonScreen):
         number = [d.id for d in self.module.drills].index(self.drill.id) + 1
         slot = self.app.session.slot(self.module_id)
         yield Header()
-        with VerticalScroll(classes="drill-scroll"):
+        with Page(classes="drill-scroll"):
             yield Static(Text(f"{self.module_id} · {inert(slot.title)} — exercise {number}/{len(self.module.drills)}: "
                               f"{inert(self.drill.title)}"), classes="where")
             yield Markdown(inert(self.drill.prompt), id="prompt")

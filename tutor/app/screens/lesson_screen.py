@@ -8,6 +8,7 @@ from textual.screen import Screen
 from textual.widgets import Markdown, Static
 
 from tutor.app.messages import Reported, Submitted
+from tutor.app.widgets.page import reveal
 from tutor.app.widgets.result_panel import ResultPanel, rich_line
 from tutor.safe_text import inert
 from tutor.tutoring.presentation import hint_line
@@ -53,7 +54,7 @@ class LessonScreen(Screen):
             if message.report.status is not None:  # nothing ran (e.g. a lab file that cannot be read): the last
                 panel = self.query_one("#result", ResultPanel)  # result stands, and show() says why
                 panel.show_report(message.report, self.heading(message.report))
-                panel.scroll_visible()
+                reveal(self.query_one("#status"), panel)  # what to do next, and the report under it
             self.show(message.report)
 
     def heading(self, report: RunReport) -> str:
@@ -86,7 +87,7 @@ class LessonScreen(Screen):
         widget = self.query_one("#hints", Static)
         widget.update(text)
         widget.add_class("-shown")
-        widget.scroll_visible()
+        reveal(widget)
 
     def action_next(self) -> None:
         following = self.app.session.next_after(self.module_id, self.drill.id)

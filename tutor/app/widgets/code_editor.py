@@ -13,6 +13,7 @@ from __future__ import annotations
 from textual import events
 from textual.binding import Binding
 from textual.containers import ScrollableContainer
+from textual.geometry import Region
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 
@@ -86,6 +87,22 @@ class CodeEditor(TextArea):
         for row in range(start[0], end[0] + 1):
             self.insert(" " * INDENT, (row, 0))
         self.selection = Selection((start[0], start[1] + INDENT), (end[0], end[1] + INDENT))
+
+    def edit(self, edit):
+        """Typing with the editor scrolled out of the page's view (a report is read below it) brings the
+        cursor's line back into view (not ``load_text``: a screen opening at its top stays there)."""
+        result = super().edit(edit)
+        if self.has_focus:
+            self.call_after_refresh(self._reveal_cursor)
+        return result
+
+    def _reveal_cursor(self) -> None:
+        page = self._page()
+        if page is None or not self.is_attached or self.parent is not page:
+            return
+        row_in_view = max(self.cursor_location[0] - int(self.scroll_offset.y), 0) + self.gutter.top
+        line = Region(0, self.virtual_region.y + row_in_view, 1, 1).grow((1, 0, 1, 0))
+        page.scroll_to_region(line, animate=False, immediate=True)
 
     def _page(self) -> ScrollableContainer | None:
         return next((a for a in self.ancestors if isinstance(a, ScrollableContainer)), None)

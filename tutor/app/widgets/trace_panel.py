@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from tutor.app.widgets.page import reveal
 from tutor.tutoring.trace_view import TraceReport, TraceTable, trace_blocks
 
 NOT_YET = "The trace opens after your first prediction is checked."
@@ -60,11 +61,12 @@ class TracePanel(Static):
     report: TraceReport | None = None
     source: str | None = None  # the code the shown trace is of (None: the drill's own)
 
-    def show_trace(self, report: TraceReport, source: str | None = None) -> None:
+    def show_trace(self, report: TraceReport, source: str | None = None, scroll: bool = True) -> None:
         self.report, self.source = report, source
         self.update(rich_trace(trace_blocks(report)))
         self.add_class("-shown")
-        self.scroll_visible()
+        if scroll:
+            reveal(self)
 
     def hide(self) -> None:
         self.remove_class("-shown")
