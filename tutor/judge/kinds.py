@@ -3,7 +3,8 @@
 The examples fill the answer box before anything is typed, so they must never answer
 a drill: ``pytorch-tutor check`` judges every example against every ask of its kind
 and refuses one that is accepted. The notes are spellings (``()`` for a scalar,
-``no error``), not values offered as answers.
+``no error``), not values offered as answers. Both are plain text (a placeholder and
+an unreadable answer's message are not Markdown): no backticks, no emphasis marks.
 """
 
 from __future__ import annotations
@@ -19,15 +20,15 @@ class KindForm:
 
 
 KIND_FORMS: dict[str, KindForm] = {
-    "shape": KindForm("a shape", ("(7, 5)", "7x5", "torch.Size([7, 5])"), "() for a scalar"),
+    "shape": KindForm("a shape", ("(7, 5)", "7x5", "torch.Size([7, 5])"), "() if scalar"),
     "stride": KindForm("strides, one per dimension", ("(35, 5, 1)",)),
     "dtype": KindForm("a dtype", ("complex32", "torch.complex32")),
-    "device": KindForm("a device", ("cuda:7",), "cpu, cuda:N, meta"),
-    "bool": KindForm("yes or no", (), "yes / no / true / false"),
+    "device": KindForm("a device", ("cuda:7",), "spelled cpu, cuda:N or meta"),
+    "bool": KindForm("yes or no", (), "true / false work too"),
     "int": KindForm("a whole number", ("1234", "617*2")),
-    "float": KindForm("a number", ("0.0625", "1/16", "6.25e-2"), "nan and inf are spelled so"),
+    "float": KindForm("a number", ("0.0625", "1/16", "6.25e-2"), "also nan, inf"),
     "tensor": KindForm("tensor values as nested lists", ("[[7, 9], [8, 6]]",)),
-    "error": KindForm("an exception class, or `no error`", ("OverflowError",)),
+    "error": KindForm('an exception class or "no error"', ("OverflowError",)),
     "choice": KindForm("the letter of an option", ()),
     "names": KindForm("names separated by commas", ("alpha, omega",)),
     "text": KindForm("a word or short text", ("SomeName",)),
@@ -43,10 +44,12 @@ KIND_FORMS_ALL = {**KIND_FORMS, LINE_KIND: KindForm("a line number of the code, 
 def expected_form(kind: str) -> str:
     """A one-line reminder of how to type an answer of ``kind``."""
     form = KIND_FORMS_ALL[kind]
-    parts = ["  or  ".join(form.examples)] if form.examples else []
-    if form.note:
-        parts.append(form.note)
-    return f"Type {form.what}" + (", e.g. " + "; ".join(parts) if parts else "")
+    text = f"Type {form.what}"
+    if form.examples:
+        text += ", e.g. " + " or ".join(form.examples)
+    if form.note:  # a spelling, never introduced as an example ("e.g. yes / no")
+        text += "; " + form.note
+    return text
 
 
 def form_examples(kind: str) -> tuple[str, ...]:

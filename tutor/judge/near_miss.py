@@ -68,5 +68,5 @@ def near_miss(ask: Any, answer: str) -> str:
     if kind in ("shape", "stride") and _is_values(text) and not _is_shape(text):
         return f"you gave tensor values; this asks for the {kind}"
     if kind == "error" and " " in text and not text[:1].isupper():
-        return "you gave a message; this asks for the exception class (e.g. RuntimeError) or `no error`"
+        return 'you gave a message; this asks for the exception class (e.g. RuntimeError) or "no error"'
     return ""
