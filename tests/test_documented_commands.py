@@ -26,6 +26,7 @@ SKIPPED = {
     "pytorch-tutor": "opens the full-screen app (tests/ui drives it with Pilot)",
     "pytorch-tutor --profile alice": "opens the full-screen app (tests/ui drives it with Pilot)",
     "pytorch-tutor --lessons DIR": "opens the full-screen app (tests/ui drives it with Pilot)",
+    "pytorch-tutor --module 07": "opens the full-screen app (tests/ui/test_open_at.py)",
     "pytorch-tutor --plain": "an interactive session on stdin (tests/unit/test_plain.py scripts it)",
     "pytorch-tutor check lessons/": "the whole course's check takes minutes (tests/test_lessons.py runs it)",
     "pytorch-tutor capstone corpus": "the capstone pipeline takes minutes (tests/capstone runs each stage)",

@@ -39,9 +39,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--plain", action="store_true",
                         help="the same drills line by line without the full-screen app (screen readers, scripts; "
                              "reads answers from stdin)")
-    parser.add_argument("--module", metavar="ID", help="with --plain: begin at this module (else the module list)")
+    parser.add_argument("--module", metavar="ID",
+                        help="open this module at its first unfinished drill (else the map, resuming where you "
+                             "left off; in plain mode the module list)")
     parser.add_argument("--drill", metavar="[MODULE/]ID", dest="start_drill",
-                        help="with --plain: begin at this drill")
+                        help="open this drill or lab (MODULE/ when two modules have one of that id)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("validate", help="check lesson files' schema and graph (fast, no torch)")
@@ -176,8 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.watch and (args.lessons is None or args.plain or args.command):
             raise ValueError("--watch reloads the lessons an author edits: use it with --lessons DIR "
                              "(or --course ID) in the app")
-        if (args.module or args.start_drill) and not args.plain:
-            raise ValueError("--module and --drill choose where plain mode begins: use them with --plain")
+        if (args.module or args.start_drill) and args.command:
+            raise ValueError(f"--module and --drill choose where the tutor opens: not with `{args.command}`")
         if args.command == "new":
             return _scaffold(args)
         if args.command == "courses":
@@ -232,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         from tutor.app.launch import launch
 
         return launch(profile=args.profile, lessons=args.lessons, trust_lessons=args.trust_lessons,
-                      allow_grants=args.allow_grants, watch=args.watch)
+                      allow_grants=args.allow_grants, watch=args.watch, module=args.module, drill=args.start_drill)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -67,8 +67,8 @@ def test_the_command_line_refuses_a_start_it_cannot_open(tmp_path, monkeypatch, 
     assert "there is no drill 'no-such-drill'" in capsys.readouterr().err
     assert main([*base, "--module", "02"]) == 2
     assert "module 02 is locked: needs 01" in capsys.readouterr().err
-    assert main(["--module", "01"]) == 2  # without --plain: said, not ignored
-    assert "use them with --plain" in capsys.readouterr().err
+    assert main(["--module", "01", "stats"]) == 2  # with a command: said, not ignored
+    assert "not with `stats`" in capsys.readouterr().err
 
 
 def test_plain_mode_prints_markdown_as_plain_text(tmp_path, mini_course, scripted_sandbox):

@@ -46,8 +46,9 @@ class TutorApp(App):
 
     def __init__(self, course: Course, store: ProfileStore, sandbox: Sandbox | None = None,
                  profile_name: str = "default", start: str = "map", session: Session | None = None,
-                 watch: bool = False):
+                 watch: bool = False, begin: tuple[str, str] | None = None):
         super().__init__()
+        self.begin = begin  # (module, item) from --module / --drill (Session.start_point): opened instead of resuming
         self.watch_lessons = watch  # --watch: reload the course when its YAML changes (tutor/app/course_watch.py)
         self.session = session or Session(course, store)
         self.start = start
@@ -115,6 +116,9 @@ class TutorApp(App):
                         severity="warning", timeout=10)
         if self.start == "review":
             self.action_review()
+            return
+        if self.begin is not None:
+            self.open_item(*self.begin)
             return
         resume = self.session.resume_point()
         if resume is not None:
