@@ -15,10 +15,9 @@ from typing import TextIO
 from tutor.course import grants
 from tutor.course.graph import Status
 from tutor.course.schema import Drill, Module
-from tutor.judge import ReadAnswer, expected_form, read_answer
+from tutor.plain_reading import PlainReading, numbered
 from tutor.plain_text import gpu_note_text, markdown_to_plain
 from tutor.progress.review import SELF_RATING_WORDS
-from tutor.progress.store import CONFIDENCE_LEVELS
 from tutor.safe_text import inert
 from tutor.sandbox.client import Sandbox
 from tutor.session import OPENABLE, SELF_CHECKS, Session
@@ -53,7 +52,7 @@ class _ToMap(Exception):
     pass
 
 
-class PlainTutor:
+class PlainTutor(PlainReading):
     def __init__(self, session: Session, sandbox: SandboxPort, profile: str, stdin: TextIO = sys.stdin,
                  out: TextIO = sys.stdout, start: tuple[str, str] | None = None):
         self.session = session
@@ -255,16 +254,18 @@ class PlainTutor:
         self.say("")
         if drill.setup.strip():
             self.say("Setup:")
-            self.say(_numbered(drill.setup))
+            self.say(numbered(drill.setup))
         self.say("Code:")
-        self.say(_numbered(drill.code))
+        self.say(numbered(drill.code))
         clock = time.monotonic()
         while True:
             said = {}
+            kept = self.service.draft_answers(module.id, drill)  # typed before (here or in the app), not verified
             for ask in drill.asks:
                 for option in option_lines(ask.options):
                     self.say(option)
-                said[ask.key] = self.read_answer(ask)
+                said[ask.key] = self.read_answer(ask, kept.get(ask.key, ""))
+                self.service.keep_answers(module.id, drill, {ask.key: said[ask.key].text})  # kept if input ends here
             confidence = self.read_confidence()
             report = self.perform(self.service.submit_prediction(module.id, drill, said, time.monotonic() - clock,
                                                                  confidence))
@@ -288,38 +289,13 @@ class PlainTutor:
         if drill.gpu_note.strip():
             self.say("On a GPU (not executed here): " + gpu_note_text(inert(drill.gpu_note)))
 
-    def read_answer(self, ask) -> ReadAnswer:
-        while True:
-            self.say(markdown_to_plain(inert(ask.question)))
-            said = read_answer(ask, self.ask(f"({expected_form(ask.kind)}) > "))
-            if said.readable:
-                return said
-            self.say(said.problem)
-
-    def read_confidence(self) -> int | None:
-        levels = " ".join(f"[{n}] {word}" for n, word in CONFIDENCE_LEVELS.items())
-        while True:
-            answer = self.ask(f"How sure are you? {levels} (Enter to skip) > ", "confidence").strip()
-            if not answer:
-                return None
-            if answer in ("1", "2", "3"):
-                return int(answer)
-            self.say("Type 1, 2 or 3, or press Enter.")
-
-    def read_code(self, prompt: str) -> str:
-        self.say(prompt + " Type the code; end with a line holding only a single '.'.")
-        lines = []
-        while True:
-            line = self.ask("> ", "code")
-            if line.strip() == ".":
-                return "\n".join(lines) + "\n"
-            lines.append(line)
-
     def repair(self, module: Module, drill: Drill) -> None:
         while not self.session.drill_done(module.id, drill.id):
             clock = time.monotonic()
             what = "every contract holds on every line" if drill.is_first_divergence else "its check passes"
-            code = self.read_code(f"Now repair the code so {what}.")
+            kept = self.service.code_for(module.id, drill)
+            code = self.read_code(f"Now repair the code so {what}.", kept if kept != drill.code else "")
+            self.service.keep_code(module.id, drill, code)  # kept across relaunches, in the app's editor too
             report = self.perform(self.service.submit_repair(module.id, drill, code, time.monotonic() - clock))
             self._viewable = (module.id, drill, code)  # a view now shows the learner's repair
             if report.outcome == Outcome.NOT_FINISHED:
@@ -396,10 +372,6 @@ class PlainTutor:
                 self.service.rate_self_check(module.id, check, int(answer))
                 return
             self.say("Type a number from 1 to 4.")
-
-
-def _numbered(code: str) -> str:
-    return "\n".join(f"  {i:>3} | {inert(line)}" for i, line in enumerate(code.rstrip("\n").splitlines(), start=1))
 
 
 def _indent(text: str) -> str:

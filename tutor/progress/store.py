@@ -51,6 +51,17 @@ CREATE TABLE IF NOT EXISTS cards (
     card TEXT NOT NULL,
     PRIMARY KEY (course, module, item)
 );
+-- what the learner typed in an item and has not had verified yet (tutor/tutoring/drafts.py); a table that
+-- older tutors of schema 4 simply do not read, so adding it needs no new schema version
+CREATE TABLE IF NOT EXISTS drafts (
+    course TEXT NOT NULL,
+    module TEXT NOT NULL,
+    item TEXT NOT NULL,
+    field TEXT NOT NULL,
+    text TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (course, module, item, field)
+);
 """
 _AFTER_MIGRATIONS = "CREATE INDEX IF NOT EXISTS attempts_by_course ON attempts (course, module, item)"
 
@@ -198,6 +209,23 @@ class ProfileStore:
             self._db.execute("INSERT OR REPLACE INTO position (key, module, item, at) VALUES (?, ?, ?, ?)",
                              (self.course, module, item, at))
 
+
+    def drafts(self, module: str, item: str) -> dict[str, str]:
+        """The current course's drafts of one item: field -> text."""
+        rows = self._db.execute("SELECT field, text FROM drafts WHERE course = ? AND module = ? AND item = ?",
+                                (self.course, module, item)).fetchall()
+        return dict(rows)
+
+    def save_drafts(self, module: str, item: str, fields: dict[str, str]) -> None:
+        """Keep each field's text (an empty text forgets that field), in one transaction."""
+        with self._db:
+            for name, text in fields.items():
+                if text:
+                    self._db.execute("INSERT OR REPLACE INTO drafts (course, module, item, field, text, at) "
+                                     "VALUES (?, ?, ?, ?, ?, ?)", (self.course, module, item, name, text, _now()))
+                else:
+                    self._db.execute("DELETE FROM drafts WHERE course = ? AND module = ? AND item = ? AND field = ?",
+                                     (self.course, module, item, name))
 
     def setting(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

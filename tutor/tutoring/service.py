@@ -55,7 +55,7 @@ class TutoringService:
         self.session = session
         self.sandbox = sandbox
         self.workspace = workspace
-        self.drafts = Drafts()
+        self.drafts = Drafts(session.store if session is not None else None)
 
     async def start(self) -> None:
         """Warm the sandbox up (a front end does this at once, in the background)."""
@@ -101,20 +101,25 @@ class TutoringService:
 
     # ---------------------------------------------------------------- drills
 
-    def _course(self) -> str:
-        return self.session.store.course if self.session is not None else ""
-
     def code_for(self, module_id: str, drill: Drill) -> str:
         """The drill's code as the learner last edited it, else its own."""
-        return self.drafts.get(self._course(), module_id, drill.id) or drill.code
+        return self.drafts.code(module_id, drill.id) or drill.code
 
     def keep_code(self, module_id: str, drill: Drill, code: str) -> None:
-        self.drafts.keep(self._course(), module_id, drill.id, code, drill.code)
+        self.drafts.keep_code(module_id, drill.id, code, drill.code)
 
     def reset_code(self, module_id: str, drill: Drill) -> str:
         """Forget the learner's edits; the drill's own code again."""
-        self.drafts.reset(self._course(), module_id, drill.id)
+        self.drafts.reset_code(module_id, drill.id)
         return drill.code
+
+    def draft_answers(self, module_id: str, drill: Drill) -> dict[str, str]:
+        """What the learner last typed in the drill's boxes and has not had verified (kept across relaunches)."""
+        keys = {ask.key for ask in drill.asks}
+        return {key: text for key, text in self.drafts.answers(module_id, drill.id).items() if key in keys}
+
+    def keep_answers(self, module_id: str, drill: Drill, texts: Mapping[str, str]) -> None:
+        self.drafts.keep_answers(module_id, drill.id, texts)
 
     def last_verified(self, module_id: str, drill: Drill) -> RunReport | None:
         """A verified drill revisited: the prediction that verified it, beside what was observed then."""
@@ -144,6 +149,8 @@ class TutoringService:
             return self._report(module_id, drill, AttemptKind.PREDICTION, Outcome.NOT_FINISHED, texts, outcome)
         correct = outcome.predictions_correct
         recorded, unlocked = self._record_prediction(module_id, drill, texts, outcome, seconds, confidence)
+        if correct:  # the drill (or its symptom) verified: the boxes start from the verified answers again
+            self.drafts.forget_answers(module_id, drill.id)
         if not correct:
             verdict = Outcome.NOT_YET
         elif drill.is_repair and not self._done(module_id, drill):

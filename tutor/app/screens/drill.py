@@ -9,10 +9,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.reactive import reactive
-from textual.widgets import Header, Input, Markdown, RadioButton, RadioSet, Static, TextArea
+from textual.widgets import Header, Input, Markdown, RadioSet, Static, TextArea
 
+from tutor.app.widgets.answer_form import AnswerInput, ConfidenceButton, ConfidenceChoice
 from tutor.app.widgets.footer import key_footer
 from tutor.app.messages import CodeSubmitted, PredictionSubmitted
+from tutor.app.screens.drill_drafts import DraftKeeper
 from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
 from tutor.app.widgets.code_view import CodeView
@@ -27,50 +29,6 @@ from tutor.safe_text import inert
 from tutor.tutoring.presentation import option_lines
 from tutor.tutoring.reports import RunReport, ViewReport
 from tutor.tutoring.states import Outcome
-
-
-class AnswerInput(Input):
-    """The answer box of one ask; it knows which ask it answers and where its problem is shown."""
-
-    def __init__(self, index: int, key: str, **kwargs):
-        super().__init__(**kwargs)
-        self.index = index
-        self.key = key
-        self.problem = Static("", classes="answer-problem")  # why this answer cannot be read, under the box
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        """Typing into a box scrolled out of view (the report is read below it) brings it back."""
-        reveal(self)
-
-
-class ConfidenceButton(RadioButton):
-    def __init__(self, level: int, label: str, **kwargs):
-        super().__init__(label, **kwargs)
-        self.level = level
-
-
-class ConfidenceChoice(RadioSet):
-    """How sure the learner is: arrows or Space choose; Enter runs, like everywhere in the form.
-
-    Nothing is chosen until the learner chooses (focusing the row chooses nothing).
-    """
-
-    BINDINGS = [
-        Binding("enter", "screen.run", "Run", show=False),
-        Binding("space", "toggle_button", "Choose", show=False),
-        Binding("right,down", "choose(1)", "Surer", show=False),
-        Binding("left,up", "choose(-1)", "Less sure", show=False),
-    ]
-
-    def action_choose(self, step: int) -> None:
-        if self.pressed_button is not None:  # the first arrow chooses the highlighted one
-            self.action_next_button() if step > 0 else self.action_previous_button()
-        self.action_toggle_button()
-
-    def clear(self) -> None:
-        for button in self.query(RadioButton):
-            button.value = False
-        self._pressed_button = None
 
 
 class DrillScreen(LessonScreen):
@@ -111,6 +69,8 @@ class DrillScreen(LessonScreen):
         self.revealed = False
         self._last_view = ""  # what the learner typed to open the last view, offered again
         self._clock = time.monotonic()
+        self.drafts = DraftKeeper(self, self._save_drafts)
+        self._code_typed = False
 
     # ---------------------------------------------------------------- layout
 
@@ -168,7 +128,34 @@ class DrillScreen(LessonScreen):
             self.set_status("Type your prediction, say how sure you are (Tab to the choices), and press Enter.")
         if service.code_for(self.module_id, self.drill) != self.drill.code:
             self.query_one("#code", CodeView).edited = True
+        self._boxes, self._editor = list(self.query(AnswerInput)), self.query_one("#editor", TextArea)
+        kept = service.draft_answers(self.module_id, self.drill)
+        if kept:  # typed here before (this session or an earlier one) and not verified since
+            for box in self.query(AnswerInput):
+                box.value = kept.get(box.key, box.value)
+            self.set_status("Your answers from last time are back in the boxes: change any, or press Enter to run them.")
+        self._saved = {box.key: box.value for box in self._boxes}  # what the profile holds (or needs not hold)
         self.query_one("#ask-0", Input).focus()
+
+    def on_unmount(self) -> None:
+        self.drafts.flush()  # leaving the drill, or quitting: what was typed is kept
+
+    def _save_drafts(self) -> None:
+        """The boxes and the editor as they are (held from mount: they are read while the screen unmounts)."""
+        service = self.app.tutoring
+        now = {box.key: box.value for box in self._boxes}
+        changed = {key: text for key, text in now.items() if self._saved.get(key, "") != text}
+        if changed:  # only what the learner changed: boxes filled from a verified attempt are no drafts
+            service.keep_answers(self.module_id, self.drill, changed)
+            self._saved = now
+        if self._code_typed:  # only what was typed: the editor holds the drill's own code until it is opened
+            self._code_typed = False
+            service.keep_code(self.module_id, self.drill, self._editor.text)
+
+    @on(Input.Changed)
+    def _answer_typed(self, event: Input.Changed) -> None:
+        if isinstance(event.input, AnswerInput):
+            self.drafts.changed()
 
     # ---------------------------------------------------------------- helpers
 
@@ -226,6 +213,7 @@ class DrillScreen(LessonScreen):
     def action_run(self) -> None:
         if self.phase == "running":
             return
+        self.drafts.flush()
         seconds = time.monotonic() - self._clock
         if self.editing:
             code = self.query_one("#editor", TextArea).text
@@ -351,6 +339,7 @@ class DrillScreen(LessonScreen):
         self.set_status("The drill's own code is back. Change one thing, then ctrl+r.")
 
     def watch_editing(self, editing: bool) -> None:
+        self.drafts.flush()  # the edits so far kept before the editor is loaded from the drafts (or left)
         editor = self.query_one("#editor", TextArea)
         code = self.query_one("#code", CodeView)
         if editing:  # one copy of the code: the editor takes the read-only view's place
@@ -372,9 +361,10 @@ class DrillScreen(LessonScreen):
 
     @on(TextArea.Changed, "#editor")
     def _keep_edits(self, event: TextArea.Changed) -> None:
-        """Every edit is kept for this drill: leaving it and coming back finds the code as it was left."""
+        """Every edit is kept for this drill: leaving it (or quitting) and coming back finds the code as it was."""
         if self.editing:
-            self.app.tutoring.keep_code(self.module_id, self.drill, event.text_area.text)
+            self._code_typed = True
+            self.drafts.changed()
 
 
 # What to do next, in this screen's keys.
