@@ -157,6 +157,11 @@ class DrillScreen(LessonScreen):
         if isinstance(event.input, AnswerInput):
             self.drafts.changed()
 
+    @on(Input.Blurred)
+    def _answer_left(self, event: Input.Blurred) -> None:
+        if isinstance(event.input, AnswerInput):  # Enter or Tab to the next box: this one is kept now
+            self.drafts.flush()
+
     # ---------------------------------------------------------------- helpers
 
     def _read(self) -> dict[str, ReadAnswer] | None:
