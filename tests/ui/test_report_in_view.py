@@ -52,6 +52,19 @@ async def test_the_report_is_scrolled_into_view_after_a_run(make_app, mini_cours
             assert shown(screen, widget), (part, widget.region, screen.query_one(Page).region)
 
 
+async def test_typing_replaces_the_wrong_answer_also_in_the_box_enter_ran_from(make_app, mini_course_dir):
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_item("01", "sum-dtype")
+        await pilot.pause()
+        await pilot.press(*"int64", "enter", *"7", "enter")  # the second answer wrong, and Enter ran from its box
+        await settle(app, pilot)
+        box = app.screen.query_one("#ask-1", Input)
+        assert app.screen.focused is box
+        await pilot.press("6")
+        assert box.value == "6"
+
+
 @pytest.mark.parametrize("size", SIZES)
 async def test_after_a_wrong_prediction_typing_replaces_it_and_brings_its_box_back(make_app, mini_course_dir, size):
     app = make_app(mini_course_dir)

@@ -278,6 +278,7 @@ class DrillScreen(LessonScreen):
             box = next((b for b in self.query(AnswerInput) if b.key in wrong), None)
             if box is not None:
                 box.focus(scroll_visible=False)
+                box.select_all()  # also when it had the focus already (Enter in the last box ran it)
                 return
         self.query_one(Page).focus(scroll_visible=False)
 
