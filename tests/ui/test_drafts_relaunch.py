@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 
+from textual.containers import VerticalScroll
 from textual.widgets import Input, TextArea
 
 from tests.ui.conftest import SIZE, settle, text_of
@@ -15,17 +16,18 @@ from tutor.session import Session
 
 async def test_answers_typed_in_the_app_are_back_after_quitting_and_relaunching(make_app, mini_course_dir):
     app = make_app(mini_course_dir)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         app.open_item("01", "sum-dtype")
         await pilot.pause()
         await pilot.press(*"float32", "enter", *"7")
         await pilot.press("ctrl+q")  # quit with both typed, nothing run
     again = make_app(mini_course_dir)  # the same profile file, a new app
-    async with again.run_test(size=SIZE) as pilot:
+    async with again.run_test(size=(80, 16)) as pilot:  # shorter than the drill: the boxes are below
         await settle(again, pilot)  # resumes at the drill
         screen = again.screen
         assert [screen.query_one(f"#ask-{i}", Input).value for i in (0, 1)] == ["float32", "7"]
         assert "answers from last time" in text_of(screen.query_one("#status"))
+        assert screen.query_one(VerticalScroll).scroll_y == 0  # the drill opens at its top, the prompt first
 
 
 async def test_answers_kept_while_typing_even_if_the_app_never_exits(make_app, mini_course_dir, tmp_path):

@@ -117,3 +117,17 @@ async def test_typing_in_the_editor_scrolled_away_brings_its_line_back(make_app,
         page = screen.query_one(Page).region
         cursor_y = editor.cursor_screen_offset.y
         assert page.y <= cursor_y < page.bottom
+
+
+async def test_a_drill_opens_at_its_prompt_and_typing_brings_the_first_box_into_view(make_app, mini_course_dir):
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=(80, 14)) as pilot:  # shorter than the drill: its boxes are below the fold
+        app.open_item("01", "sum-dtype")
+        await pilot.pause()
+        screen = app.screen
+        box = screen.query_one("#ask-0", Input)
+        assert screen.focused is box
+        assert shown(screen, screen.query_one("#prompt")) and not shown(screen, box)  # found at 80x24: prompt hidden
+        await pilot.press("i")
+        await pilot.pause()
+        assert box.value == "i" and shown(screen, box)

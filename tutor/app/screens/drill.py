@@ -135,7 +135,8 @@ class DrillScreen(LessonScreen):
                 box.value = kept.get(box.key, box.value)
             self.set_status("Your answers from last time are back in the boxes: change any, or press Enter to run them.")
         self._saved = {box.key: box.value for box in self._boxes}  # what the profile holds (or needs not hold)
-        self.query_one("#ask-0", Input).focus()
+        # the page opens at its top (the prompt first, at 80x24 too); typing into the box brings it into view
+        self.query_one("#ask-0", Input).focus(scroll_visible=False)
 
     def on_unmount(self) -> None:
         self.drafts.flush()  # leaving the drill, or quitting: what was typed is kept

@@ -18,8 +18,10 @@ class AnswerInput(Input):
         self.problem = Static("", classes="answer-problem")  # why this answer cannot be read, under the box
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        """Typing into a box scrolled out of view (the report is read below it) brings it back."""
-        reveal(self)
+        """Typing into a box scrolled out of view (the report is read below it) brings it back; a value set
+        by the screen (answers kept from before) does not scroll the page away from its top."""
+        if self.has_focus:
+            reveal(self)
 
 
 class ConfidenceButton(RadioButton):
