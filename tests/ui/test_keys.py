@@ -8,7 +8,7 @@ from textual.command import CommandList
 from textual.widgets import Markdown
 from textual.widgets._footer import FooterKey
 
-from tests.ui.conftest import SIZE, settle
+from tests.ui.conftest import SIZE, settle, text_of
 from tutor.app.keys import key_name, key_rows, readme_section, screens
 from tutor.app.screens.help import HelpScreen
 from tutor.app.screens.map import MapScreen
@@ -73,6 +73,23 @@ async def test_at_80_columns_every_footer_key_is_whole(make_app, mini_course_dir
             while len(app.screen_stack) > 2:
                 app.pop_screen()
             await pilot.pause()
+
+
+async def test_at_80_columns_the_drill_footer_is_whole_while_editing(make_app, mini_course_dir):
+    """The editor's keys (ctrl+t reset) pushed "Quit" and "Help" off the edge; ctrl+t is said under the editor."""
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_item("01", "transpose-strides")
+        await pilot.pause()
+        await pilot.press(*"(3, 1)", "enter")
+        await settle(app, pilot)
+        await pilot.press("ctrl+e")
+        await pilot.pause()
+        keys = list(app.screen.query(FooterKey))
+        assert {"Quit", "Help"} <= {k.description for k in keys}
+        for key in keys:
+            assert key.region.right <= 80, (key.description, key.region)
+        assert "ctrl+t" in text_of(app.screen.query_one("#editor-keys"))
 
 
 async def palette_options(app, pilot, query: str) -> list[str]:

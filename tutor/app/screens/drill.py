@@ -39,7 +39,8 @@ class DrillScreen(LessonScreen):
         Binding("ctrl+e", "edit", "Edit", priority=True,
                 tooltip="edit the code: change one thing and rerun; in a repair drill, fix the bug; "
                         "again: back to your predictions"),
-        Binding("ctrl+t", "reset_code", "Reset code", priority=True,
+        # not in the footer (at 80 columns it pushed "Quit" and "Help" off the edge): the line under the editor says it
+        Binding("ctrl+t", "reset_code", "Reset code", priority=True, show=False,
                 tooltip="the drill's own code back in the editor (your edits are kept per drill until then)"),
         Binding("f4", "trace", "Trace", priority=True,
                 tooltip="after the first run: show / hide the trace, every tensor after every line"),
@@ -86,7 +87,7 @@ class DrillScreen(LessonScreen):
             yield Markdown(inert(drill.prompt), id="prompt")
             yield CodeView(drill.code, drill.setup, id="code")
             yield CodeEditor.python(drill.code, id="editor")
-            yield Static(Text(EDITOR_KEYS, style="dim"), id="editor-keys")
+            yield Static(Text("ctrl+t: the drill's own code back · " + EDITOR_KEYS, style="dim"), id="editor-keys")
             for i, ask in enumerate(drill.asks):
                 question = prose_text(inert(ask.question), "bold")
                 if ask.options:
