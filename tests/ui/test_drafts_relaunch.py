@@ -95,3 +95,23 @@ async def test_plain_mode_and_the_app_share_drafts(make_app, mini_course_dir, mi
         await pilot.press("ctrl+e")
         await pilot.pause()
         assert app.screen.query_one("#editor", TextArea).text == "a = torch.ones(3)\nb = a.mean(dim=0)\n"
+
+
+async def test_an_experiment_after_a_relaunch_shows_the_last_recorded_answers(make_app, mini_course_dir):
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_item("01", "transpose-strides")
+        await pilot.pause()
+        await pilot.press(*"(3, 1)", "enter")  # recorded, not verified
+        await settle(app, pilot)
+    again = make_app(mini_course_dir)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(again, pilot)  # resumes at the drill
+        await pilot.press("ctrl+e")
+        await pilot.pause()
+        editor = again.screen.query_one("#editor", TextArea)
+        editor.load_text("")
+        await pilot.press(*"y = x.t().contiguous()", "enter", "ctrl+r")  # a scripted run
+        await settle(again, pilot)
+        result = text_of(again.screen.query_one("#result"))
+        assert "your last answer" in result and "(3, 1)" in result, result  # it said "—" after a relaunch

@@ -121,6 +121,14 @@ class TutoringService:
     def keep_answers(self, module_id: str, drill: Drill, texts: Mapping[str, str]) -> None:
         self.drafts.keep_answers(module_id, drill.id, texts)
 
+    def last_predicted(self, module_id: str, drill: Drill) -> dict[str, str]:
+        """The answers of the drill's last recorded prediction (an earlier session's too), else {}."""
+        if self.session is None:
+            return {}
+        said = [a for a in self.session.store.attempts(module_id)
+                if a.item == drill.id and a.kind == AttemptKind.PREDICTION]
+        return {key: str(value) for key, value in said[-1].answers.items()} if said else {}
+
     def last_verified(self, module_id: str, drill: Drill) -> RunReport | None:
         """A verified drill revisited: the prediction that verified it, beside what was observed then."""
         if self.session is None or not self.session.drill_done(module_id, drill.id):

@@ -123,6 +123,8 @@ class DrillScreen(LessonScreen):
             self.set_status("Verified ✓ before. Change an answer and press Enter to try again, ctrl+e to "
                             "change the code, or ctrl+n for the next drill.")
         elif session.attempted(self.module_id, self.drill.id):
+            # an experiment shows these beside its run ("your last answer"), in a relaunched app too
+            self.last_said = service.read_answers(self.drill, service.last_predicted(self.module_id, self.drill))
             self._reveal(explain=not self.drill.is_repair)
             self.set_status("You tried this before. Predict again and press Enter.")
         else:
