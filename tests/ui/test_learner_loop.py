@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from textual.widgets import Header, Input, OptionList, RadioButton
+from textual.widgets import Header, Input, Markdown, OptionList, RadioButton
 
 from tests.ui.conftest import SIZE, settle, text_of, type_into
 from tutor.app.screens.drill import DrillScreen
@@ -195,3 +195,22 @@ async def test_failed_test_out_keeps_the_module_locked_and_says_why(make_app, mi
         await pilot.pause()
         assert isinstance(app.screen, MapScreen)
         assert app.session.state("02").status == Status.LOCKED
+
+
+async def test_a_test_out_prediction_shows_its_question_as_the_drill_does(make_app, mini_course_dir):
+    """The ask was Markdown inside "**…**": "exceed 2**24? (`big.item() - 2**24`)" lost its stars (tmux walk)."""
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.test_out("02")
+        await pilot.pause()
+        screen = app.screen
+        for index, question in enumerate(screen.questions):
+            if not question.runs_code:
+                continue
+            screen.index = index
+            screen.show_question()
+            await pilot.pause()
+            shown = text_of(screen.query_one("#options"))
+            assert question.ask.question.replace("`", "") in shown, shown
+            assert "**" not in screen.query_one("#question", Markdown).source

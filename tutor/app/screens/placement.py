@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Header, Input, Markdown, Static
 
 from tutor.app.widgets.footer import key_footer
+from tutor.app.widgets.result_panel import prose_text
 from tutor.judge import AnswerError
 from tutor.placement import PLACEMENT_PASS, PlacementQuestion, PlacementResult, form_of
 from tutor.safe_text import inert
@@ -56,9 +57,12 @@ class PlacementScreen(Screen):
         else:  # a prediction: the code runs in the sandbox once the learner has answered
             drill = question.drill
             code = "\n".join(part.rstrip("\n") for part in (drill.setup, drill.code) if part.strip())
-            self.query_one("#question", Markdown).update(
-                f"{inert(drill.prompt)}\n\n```python\n{inert(code)}\n```\n\n**{inert(question.ask.question)}**")
-            self.query_one("#options", Static).update("")
+            self.query_one("#question", Markdown).update(f"{inert(drill.prompt)}\n\n```python\n{inert(code)}\n```")
+            # the ask as the drill screen shows it: not Markdown, where "2**24" inside "**…**" lost its stars
+            ask = prose_text(inert(question.ask.question), "bold")
+            if question.ask.options:
+                ask.append("\n" + "\n".join(option_lines(question.ask.options)))
+            self.query_one("#options", Static).update(ask)
         answer = self.query_one("#answer", Input)
         answer.placeholder = form_of(question)
         answer.value = ""
