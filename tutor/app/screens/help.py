@@ -18,7 +18,8 @@ snippet in a sandbox against the real torch. You see your prediction beside the
 
 A drill is verified when your prediction matches. Then **change one thing** (ctrl+e edits
 the code) and run it again to watch what moves. Repair drills hide a bug: predict the
-symptom, then edit the code until its check passes.
+symptom, then edit the code until its check passes. What you type in a drill is kept
+(answers until they verify, edited code until ctrl+t), across a relaunch and in plain mode.
 
 A module is done when its drills are verified and its self-check questions answered;
 finishing it unlocks the modules that need it. Your progress is saved after every
