@@ -219,7 +219,7 @@ async def test_tab_reaches_every_part_of_every_screen(make_app, mini_course_dir)
         await pilot.press(*"it swaps strides", "enter")
         await pilot.pause()
         seen = await focus_walk(pilot)
-        assert {"answer", "rate-1", "rate-4", "VerticalScroll"} <= seen, seen
+        assert {"answer", "rate-1", "rate-4", "Page"} <= seen, seen
 
         app.back_to_map()
         app.action_stats()

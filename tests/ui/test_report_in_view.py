@@ -131,3 +131,15 @@ async def test_a_drill_opens_at_its_prompt_and_typing_brings_the_first_box_into_
         await pilot.press("i")
         await pilot.pause()
         assert box.value == "i" and shown(screen, box)
+
+
+async def test_after_a_free_text_self_check_the_model_answer_and_the_ratings_are_in_view(make_app, mini_course_dir):
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=(80, 16)) as pilot:
+        app.open_self_check("01", 0)  # a free-text question: the learner rates themself
+        await pilot.pause()
+        await pilot.press(*"it swaps strides", "enter")
+        await settle(app, pilot)
+        screen = app.screen
+        assert shown(screen, screen.query_one("#rating")) and shown(screen, screen.query_one("#status"))
+        assert screen.focused is screen.query_one("#rate-3")

@@ -8,11 +8,12 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Markdown, Static
 
 from tutor.app.widgets.footer import key_footer
+from tutor.app.widgets.page import Page, reveal
 from tutor.progress.review import SELF_RATING_WORDS
 from tutor.safe_text import inert
 from tutor.tutoring.presentation import option_lines, self_check_verdict
@@ -55,7 +56,7 @@ class SelfCheckScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with VerticalScroll(classes="drill-scroll"):
+        with Page(classes="drill-scroll"):
             yield Static("", id="where", classes="where")
             yield Markdown("", id="question")
             yield Static("", id="options")
@@ -112,14 +113,16 @@ class SelfCheckScreen(Screen):
         if report.problem:
             return
         model = self.query_one("#model-answer", Markdown)
-        model.update(f"### {self_check_verdict(report.correct, report.right_answer)}\n\n" + inert(report.model_answer))
+        # awaited: its blocks are mounted before the page is scrolled to what follows them
+        await model.update(f"### {self_check_verdict(report.correct, report.right_answer)}\n\n" + inert(report.model_answer))
         model.add_class("-shown")
         self.app.announce_unlocked(report.unlocked)
         if report.needs_rating:  # free text: only the learner can compare with the model answer
             self.awaiting_rating = True
             self._answer_seconds = seconds
             self.query_one("#rating").add_class("-shown")
-            self.query_one("#rate-3", Button).focus()
+            self.query_one("#rate-3", Button).focus(scroll_visible=False)
+            reveal(self.query_one("#status"), self.query_one("#rating"))  # the model answer and the ratings (80x24)
             self.set_status("How did your answer compare? Press 1 (missed it) to 4 (easy).")
             return
         last = self.index + 1 == len(self.module.self_checks)
