@@ -231,7 +231,7 @@ def test_the_trainer_runs_on_the_learners_own_data_stage_and_names_a_resume_it_b
 
 
 PROSE = {"title", "intro", "prompt", "question", "explanation", "hints", "misconception", "choices", "text", "answer"}
-DURATION = re.compile(r"\b\d+(?:\.\d+)?\s(?:s|ms|seconds?|minutes?)\b")
+DURATION = re.compile(r"\b(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten)\s(?:s|ms|seconds?|minutes?)\b")
 
 
 def prose(node, key=None):
