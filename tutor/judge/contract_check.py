@@ -21,6 +21,8 @@ def __tutor_contracts(namespace, contracts):
         if name not in namespace:
             continue  # only bound inside the traced function: its rows were checked
         value = namespace[name]
+        if any(c.__name__ == "Unjudgeable" for c in type(value).__mro__):  # what the judge could not receive
+            raise AssertionError(object.__getattribute__(value, "_why"))
         if holds is not None:
             assert eval(holds, namespace), f"{name}: `{holds}` is false after the code"
         if shape is None and low_high is None and finite is None and requires_grad is None and dtype is None:

@@ -21,6 +21,24 @@ def _float(v: float):
     return v
 
 
+def numpy_scalar(value):
+    """The Python number a NumPy scalar holds (``np.float64(0.0)`` -> ``0.0``), else None.
+
+    Recognised by its type's module, so nothing here imports numpy (the inner sandbox imports
+    only the standard library and torch). ``np.float64`` is a ``float`` subclass whose NumPy-2
+    ``repr`` is ``np.float64(0.0)``: anything that writes a float as its ``repr`` must convert it
+    first. A 0-d array is not a scalar (it stays an array).
+    """
+    kind = type(value)
+    if kind.__module__ != "numpy" or kind.__name__ == "ndarray" or getattr(value, "shape", None) != ():
+        return None
+    try:
+        plain = value.item()
+    except Exception:  # noqa: BLE001 - a NumPy type whose item() is not a Python number
+        return None
+    return plain if isinstance(plain, (bool, int, float, complex)) else None
+
+
 def _plain_values(v):
     if isinstance(v, list):
         return [_plain_values(i) for i in v]
@@ -39,12 +57,15 @@ def describe(value, torch, depth: int = 0) -> dict:
         return {"type": "object", "class": type(value).__name__}
     if value is None:
         return {"type": "none"}
+    plain = numpy_scalar(value)
+    if plain is not None:
+        value = plain
     if isinstance(value, bool):
         return {"type": "bool", "value": value}
     if isinstance(value, int):
-        return {"type": "int", "value": value} if abs(value) < 2**63 else {"type": "str", "value": str(value)}
+        return {"type": "int", "value": int(value)} if abs(value) < 2**63 else {"type": "str", "value": str(value)}
     if isinstance(value, float):
-        return {"type": "float", "value": _float(value)}
+        return {"type": "float", "value": _float(float(value))}
     if isinstance(value, str):
         return {"type": "str", "value": value[:MAX_TEXT]}
     if torch is not None:
@@ -77,8 +98,6 @@ def describe(value, torch, depth: int = 0) -> dict:
         return {"type": "set", "items": [describe(v, torch, depth + 1) for v in items]}
     numpy = sys.modules.get("numpy")
     if numpy is not None:
-        if isinstance(value, numpy.generic):
-            return describe(value.item(), torch, depth + 1)
         if isinstance(value, numpy.ndarray):
             out = {"type": "tensor", "shape": list(value.shape), "dtype": f"numpy.{value.dtype}",
                    "device": "cpu", "numel": int(value.size), "requires_grad": False, "is_leaf": True,

@@ -25,6 +25,7 @@ import json
 import math
 import types
 
+from tutor.sandbox.inner.describe import numpy_scalar
 from tutor.sandbox.wire import MAX_EXPORT  # bytes of JSON; past it, the largest values are left out
 
 MAX_DEPTH = 8
@@ -46,6 +47,14 @@ class Unjudgeable:
     __getattr__ = __call__ = __iter__ = __len__ = __bool__ = __getitem__ = _refuse
     __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __add__ = __sub__ = __mul__ = _refuse
     __hash__ = None  # type: ignore[assignment]
+
+
+class Unreadable(Unjudgeable):
+    """Stands in the judge for a value the learner's process sent in a form the judge cannot read."""
+
+    def __init__(self, name: str, why: str):
+        object.__setattr__(self, "_why", f"the judge could not read the value of {name!r} that the code left "
+                                         f"({why}); change how the code makes it, e.g. a tensor or a Python number")
 
 
 # ---------------------------------------------------------------- the learner's side
@@ -115,12 +124,15 @@ def _encode(v, ctx, depth: int):
     _charge(budget, 16)
     if v is None:
         return {"k": "none"}
+    plain = numpy_scalar(v)  # np.float64 is a float whose repr the judge cannot read back
+    if plain is not None:
+        v = plain
     if isinstance(v, bool):
         return {"k": "bool", "v": v}
-    if isinstance(v, int):
-        return {"k": "int", "v": str(v)}
+    if isinstance(v, int):  # int() and float(): a subclass's str/repr is its own (an IntEnum's is its name)
+        return {"k": "int", "v": str(int(v))}
     if isinstance(v, float):
-        return {"k": "float", "v": repr(v)}
+        return {"k": "float", "v": repr(float(v))}
     if isinstance(v, str):
         _charge(budget, len(v))
         return {"k": "str", "v": v}
@@ -160,8 +172,6 @@ def _encode(v, ctx, depth: int):
         return {"k": "dict", "v": [[_encode(key, ctx, depth + 1), _encode(val, ctx, depth + 1)]
                                    for key, val in v.items()]}
     numpy = __import__("sys").modules.get("numpy")
-    if numpy is not None and isinstance(v, numpy.generic):
-        return _encode(v.item(), ctx, depth)
     if numpy is not None and isinstance(v, numpy.ndarray) and v.dtype.kind in "biufc":
         return {"k": "ndarray", "tensor": _encode_tensor(torch.from_numpy(numpy.ascontiguousarray(v)), ctx),
                 "dtype": str(v.dtype)}
@@ -230,7 +240,11 @@ def apply(namespace: dict, raw: str, torch) -> None:
         elif kind == "opaque":
             namespace[name] = Unjudgeable(name, str(enc.get("what", "an object"))[:200])
         else:
-            namespace[name] = _decode(enc, ctx, 0)
+            try:
+                namespace[name] = _decode(enc, ctx, 0)
+            except (BadExport, ValueError, TypeError, OverflowError, RecursionError) as exc:
+                # one value the judge cannot read: a check that needs it says so, the rest is judged
+                namespace[name] = Unreadable(name, str(exc)[:160])
 
 
 def _apply_module(target, name: str, enc: dict, ctx):
@@ -294,7 +308,12 @@ def _decode(enc, ctx, depth: int):
     if kind == "int" and isinstance(v, str) and len(v) < 5000:
         return int(v)
     if kind == "float" and isinstance(v, str):
-        return float(v) if v not in ("nan", "inf", "-inf") else {"nan": math.nan, "inf": math.inf}.get(v, -math.inf)
+        if v in ("nan", "inf", "-inf"):
+            return {"nan": math.nan, "inf": math.inf}.get(v, -math.inf)
+        try:
+            return float(v)
+        except ValueError:
+            raise BadExport(f"{v[:40]!r} is not a number") from None
     if kind == "str" and isinstance(v, str):
         return v
     if kind == "bytes" and isinstance(v, str):

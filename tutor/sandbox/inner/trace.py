@@ -23,6 +23,7 @@ import ast
 import sys
 import weakref
 
+from tutor.sandbox.inner.describe import numpy_scalar
 from tutor.sandbox.wire.trace import (MAX_HOLDS, MAX_TRACE_BYTES, MAX_TRACE_NAMES, MAX_TRACE_ROWS, TensorState, Trace,
                                       TraceRow, TraceSpec, wire_float)
 
@@ -163,7 +164,9 @@ def _tensor_state(name: str, t, shares: tuple[str, ...], torch) -> TensorState:
 
 
 def _value_state(name: str, value) -> TensorState:
-    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    plain = numpy_scalar(value)  # np.float32(nan) is a number too; its type is still shown
+    number = plain if plain is not None else value
+    number = number if isinstance(number, (int, float)) and not isinstance(number, bool) else None
     if isinstance(number, int) and abs(number) >= 1 << 53:
         number = float(number)
     stats = {}
