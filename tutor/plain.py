@@ -28,6 +28,7 @@ from tutor.tutoring.view_blocks import read_view_request, view_report_blocks
 from tutor.tutoring.states import Outcome
 from tutor.tutoring.trace_view import trace_lines
 from tutor.workspace import Workspace, ensure_starter, reset_exercise
+from tutor.wording import drill_label
 
 # The prompt protocol (README.md, "Plain mode and scripts"): every prompt is one line that starts with
 # its kind in brackets and ends with "> ", with no newline after it; a script reads up to "> " and
@@ -245,7 +246,7 @@ class PlainTutor(PlainReading):
         self._drill, self._revealed = (None, False) if drill.is_exercise else (drill, False)
         self._viewable = None
         self.say("")
-        kind = "exercise" if drill.is_exercise else "repair drill" if drill.is_repair else "drill"
+        kind = drill_label(drill)
         self.say(f"== {module.id} {kind} {number}/{len(module.drills)}: {inert(drill.title)}")
         self.say(markdown_to_plain(inert(drill.prompt)))
         if drill.is_exercise:

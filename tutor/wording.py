@@ -6,3 +6,12 @@ from __future__ import annotations
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and the noun in the number ``n`` takes: count(1, "answer") == "1 answer"."""
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def drill_label(drill) -> str:
+    """What a drill is called where it is introduced ("repair drill 3/9"): its kind, in the learner's words."""
+    if drill.is_exercise:
+        return "exercise"
+    if drill.is_first_divergence:  # a repair too, but one that first asks where the code goes wrong
+        return "first-divergence drill"
+    return "repair drill" if drill.is_repair else "drill"

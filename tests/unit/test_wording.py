@@ -49,3 +49,16 @@ def test_capstone_eval_never_says_beats_by_a_negative(monkeypatch, capsys, tmp_p
     cli.cmd_eval(argparse.Namespace(workspace=str(tmp_path), package="reference"))
     out = capsys.readouterr().out
     assert "beats" not in out and "1.5002 nats/token worse than the best bigram" in out
+
+
+def test_a_drill_is_introduced_by_its_kind():
+    from pathlib import Path
+
+    from tutor.course.loader import load_course
+    from tutor.wording import drill_label
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    divergence = load_course(fixtures / "divergence_course").slot("01").module.drills[0]
+    assert drill_label(divergence) == "first-divergence drill"
+    kinds = {d.kind.value: drill_label(d) for m in load_course(fixtures / "mini_course").modules() for d in m.drills}
+    assert kinds["repair"] == "repair drill" and kinds["lab"] == "exercise" and kinds["prediction"] == "drill"

@@ -29,6 +29,7 @@ from tutor.safe_text import inert
 from tutor.tutoring.presentation import option_lines
 from tutor.tutoring.reports import RunReport, ViewReport
 from tutor.tutoring.states import Outcome
+from tutor.wording import drill_label
 
 
 class DrillScreen(LessonScreen):
@@ -81,7 +82,7 @@ class DrillScreen(LessonScreen):
         slot = self.app.session.slot(self.module_id)
         yield Header()
         with Page(classes="drill-scroll"):
-            kind = "repair drill" if drill.is_repair else "drill"
+            kind = drill_label(drill)
             yield Static(Text(f"{self.module_id} · {inert(slot.title)} — {kind} {number}/{len(self.module.drills)}: "
                               f"{inert(drill.title)}"), classes="where")
             yield Markdown(inert(drill.prompt), id="prompt")
