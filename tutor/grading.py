@@ -135,8 +135,9 @@ class DrillOutcome:
         """Edited code counts as repaired or solved when it runs cleanly and its check (or every test) passes."""
         if not (self.result.ok and not self.fence and self.error is None):
             return False
-        if self.contract_failures:  # a first-divergence repair: every contract holds on every row
-            return False
+        # A first-divergence repair too is decided by the judge's check alone (the contracts on the final
+        # values, in a fresh process): its trace rows were recorded where the learner's code ran, so they
+        # are shown, never read here (tests/sandbox/test_sandbox_trace.py forges some).
         return all(t.passed for t in self.tests) if self.tests else self.check == CheckStatus.PASSED
 
     def first_divergence(self) -> str:
@@ -219,12 +220,10 @@ def _grade_divergence(drill: Drill, said: Mapping[str, ReadAnswer], outcome: Dri
         outcome.asks.append(AskOutcome(ask, answer, problem=f"not traced: the code has a {outcome.compile_error.type}"))
         return outcome
     spec = drill.divergence
+    # the rows answer "which line?" of the drill's own code and mark the trace; the check (a repair's
+    # verdict) stays the judge's own, made on the final values in a process the code never ran in
     outcome.contract_failures = failures(trace, spec.contracts, observation.error)
-    broken = [f for f in outcome.contract_failures if f.name]
-    if broken:  # the rows decide first; the judge's check of the final values is said in the author's words
-        observation.check, observation.check_message, observation.check_line = "failed", broken[0].text, None
-    elif observation.check != "skipped":
-        observation.check_line = None  # a line of the generated check means nothing to a learner
+    observation.check_line = None  # a line of the generated check means nothing to a learner
     first = outcome.contract_failures[0] if outcome.contract_failures else None
     if first is None:
         outcome.asks.append(AskOutcome(ask, answer, problem="every contract holds on every row of this run"))

@@ -78,3 +78,30 @@ def test_check_names_a_wrong_declared_answer_a_right_wrong_answer_and_a_solution
             "contract range [0, 1]") in report
     assert "wrong answer '1' is right: the trace first fails on line 1" in report
     assert "solution: a contract still fails, line 3 (in step): scaled has 3 NaN, contract finite" in report
+
+
+FORGE_A_FAILING_ROW = """
+rec = next(v for v in list(globals().values()) if type(v).__name__ == "Recorder")
+Row, State = type(rec.rows[0]), type(rec.rows[0].names[0])
+rec.rows.insert(0, Row(1, names=(State("img", shape=(2, 4, 4, 3), dtype="torch.float32", min=0.0, max=255.0,
+                                       mean=1.0, nan=0, inf=0),)))
+"""
+HIDE_EVERY_ROW = """
+rec = next(v for v in list(globals().values()) if type(v).__name__ == "Recorder")
+rec.rows.clear()
+type(rec)._record = lambda *args: None
+"""
+
+
+def test_rows_forged_by_the_learners_code_change_no_verdict(sb):
+    from tutor.course.loader import load_course
+    from tutor.grading import divergence_request, grade
+
+    drill = load_course(COURSE).slot("01").module.drill("pixel-scale")
+    repaired = grade(drill, {}, run_sync(divergence_request(drill, drill.solution + FORGE_A_FAILING_ROW), sb))
+    assert repaired.contract_failures and repaired.contract_failures[0].detail.startswith("img max 255.0")  # forged
+    assert repaired.code_passes, repaired.check_message  # the judge saw the final values: every contract holds
+    unchanged = grade(drill, {}, run_sync(divergence_request(drill, HIDE_EVERY_ROW + drill.code), sb))
+    assert not unchanged.contract_failures  # forged: no row at all
+    assert not unchanged.code_passes
+    assert unchanged.check_message.startswith("img spans 0 to "), unchanged.check_message

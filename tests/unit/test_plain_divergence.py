@@ -57,7 +57,9 @@ def test_a_first_divergence_drill_in_plain_mode(tmp_path, divergence_course, scr
     assert "  line 3        x: shape [2, 3, 4, 4]  dtype float32  stride (48, 1, 12, 3)  offset 0  shares img" in text
     assert "                ^ first failure: line 1: img max 255.0, contract range [0, 1]" in text
     assert "you said line 1; observed line 1 (stage convert) — ✓ right" in text
-    assert "Check of the code: failed — line 1: img max 255.0, contract range [0, 1]" in text
+    assert "== 01 first-divergence drill 1/2: Preparing an image batch" in text  # its kind, not "repair drill"
+    # the check is the judge's, on the final values (the rows above came from the code's own process)
+    assert "Check of the code: failed — img spans 0 to 255, contract range [0, 1]" in text
     assert "Repaired ✓ — the reference solution:" in text
     assert "\x1b" not in text
     kinds = [(a.kind, a.correct) for a in store.attempts()]

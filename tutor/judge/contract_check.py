@@ -1,12 +1,14 @@
-"""The judge's half of a first-divergence repair: every contract checked again on the final values.
+"""The judge's half of a first-divergence repair: the contracts checked on the final values, its whole verdict.
 
 The rows of a repaired run come from the learner's process (the trace is recorded where
-the code runs); the contracts are checked on them in the tutor's process. This is the
-other half of the trust split: a ``check`` the judge's fresh process runs on the data the
-learner's process exported, with its own, untouched torch — the shape (with symbols),
-dtype, requires_grad, range and finiteness of each contract's name as the code left it,
-and each ``holds:`` expression evaluated there. It is generated here as source text, so
-the sandbox needs nothing new to run it.
+the code runs), so the learner's code could write any rows it liked: they are shown, and
+they answer "which line?" for the drill's own code, but they never decide a repair. The
+verdict is this ``check``, which the judge's fresh process runs on the data the learner's
+process exported, with its own, untouched torch — the shape (with symbols), dtype,
+requires_grad, range and finiteness of each contract's name as the code left it, and each
+``holds:`` expression evaluated there. (``pytorch-tutor check`` proves that a drill's own
+code fails it, so unchanged code is never "repaired".) It is generated here as source
+text, so the sandbox needs nothing new to run it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ def __tutor_contracts(namespace, contracts):
     symbols = {}
     for name, shape, low_high, finite, requires_grad, dtype, holds in contracts:
         if name not in namespace:
-            continue  # only bound inside the traced function: its rows were checked
+            continue  # bound only inside the traced function: nothing of it is left to judge
         value = namespace[name]
         if any(c.__name__ == "Unjudgeable" for c in type(value).__mro__):  # what the judge could not receive
             raise AssertionError(object.__getattribute__(value, "_why"))

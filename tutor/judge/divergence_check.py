@@ -1,8 +1,10 @@
 """What ``pytorch-tutor check`` proves of a first-divergence drill, from the traces of real runs.
 
 The code's first failing line (or stage) is the declared ``answer``; every listed wrong
-answer is not it; no ``{trace_until: N}`` hint shows the failing row; and on the solution's
-trace every contract holds on every row (and on the final values, in the judge's process).
+answer is not it; no ``{trace_until: N}`` hint shows the failing row; the code's final values
+break a contract in the judge's process (a repair is decided there, so unchanged code must not
+pass); and on the solution's trace every contract holds on every row (and on the final values,
+in the judge's process).
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ async def divergence_problems(drill: Drill, service) -> tuple[list[str], dict[st
         for n in spec.trace_until:
             if n is not None and n >= first.line:
                 problems.append(f"hint {{trace_until: {n}}} shows the failing row (line {first.line})")
+    if obs.check == "passed":  # the judge decides a repair from the final values alone
+        problems.append("the code's final values keep every contract (judge's check passed), so the code left "
+                        "unchanged would count as repaired: give a contract that its final values break")
     fixed = await service.observe(drill, drill.solution)
     fixed_obs = fixed.result.observation
     if not fixed.result.ok or fixed_obs is None:
