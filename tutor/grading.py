@@ -14,7 +14,7 @@ from typing import Mapping
 from tutor.course.schema import Ask, Drill
 from tutor.judge import ReadAnswer, Verdict, judge_read, labs, read_answer
 from tutor.judge.contract_check import final_check
-from tutor.judge.contracts import Failure, failures
+from tutor.judge.contracts import Failure, failures, place
 from tutor.judge.divergence import divergence_text, is_right, misconception, render_line
 from tutor.sandbox.wire import AskSpec, ErrorInfo, RunRequest, TraceSpec, ViewSpec
 from tutor.tutoring.states import CheckStatus, RunStatus
@@ -229,7 +229,7 @@ def _grade_divergence(drill: Drill, said: Mapping[str, ReadAnswer], outcome: Dri
         outcome.asks.append(AskOutcome(ask, answer, problem="every contract holds on every row of this run"))
         return outcome
     stage = spec.stage_of(first.line)
-    observed = f"line {first.line}" + (f" (stage {stage.name})" if stage else "")
+    observed = place(first.line, "", first.iteration) + (f" (stage {stage.name})" if stage else "")
     if not answer.readable:
         outcome.asks.append(AskOutcome(ask, answer, Verdict(False, "", observed, problem=answer.problem)))
         return outcome

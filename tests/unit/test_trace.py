@@ -79,10 +79,12 @@ def test_control_flow_runs_unchanged_and_only_the_named_function_is_traced_insid
     obs = traced(code, function="step")
     assert obs.error is None
     assert obs.variables["total"]["value"] == 3 and obs.variables["x"]["values"] == [4.0, 4.0]
-    # the record after line 3 never runs (its branch returns); `other` is not traced inside; a loop,
-    # a `with` and a `del` are each one top-level statement
-    assert rows_of(obs) == [(9, "", ("x",)), (2, "step", ("a", "b")), (2, "step", ("a", "b")), (10, "", ("x",)),
-                            (12, "", ("y",)), (14, "", ())]
+    # the record after line 3 never runs (its branch returns); `other` is not traced inside; a top-level
+    # loop's body is recorded on each pass (and the loop's own row has nothing left to show); a `with`
+    # and a `del` are each one top-level statement
+    assert rows_of(obs) == [(9, "", ("x",)), (2, "step", ("a", "b")), (11, "", ("x",)), (2, "step", ("a", "b")),
+                            (11, "", ("x",)), (12, "", ("y",)), (14, "", ())]
+    assert [r.iteration for r in obs.trace.rows] == [(), (), (1,), (), (2,), (), ()]
     assert obs.trace.rows[-1].gone == ("y",)
 
 
@@ -110,6 +112,49 @@ def test_the_recorder_leaves_the_random_number_generator_and_autograd_alone():
     assert y.requires_grad and y.grad_fn == "SumBackward0" and not y.is_leaf and y.version == 0
 
 
+def test_inside_a_loop_too_the_recorder_leaves_randomness_autograd_and_versions_alone():
+    code = ("w = torch.zeros(3, requires_grad=True)\nopt = torch.optim.SGD([w], lr=0.1)\n"
+            "for step in range(4):\n    x = torch.randn(3)\n    loss = ((w - x) ** 2).sum()\n"
+            "    opt.zero_grad()\n    loss.backward()\n    opt.step()\nafter = torch.rand(2)\nv = w._version\n")
+    plain, _ = run_request(RunRequest(code=code, setup="import torch"), torch)
+    obs = traced(code)
+    assert obs.error is None
+    for name in ("w", "after", "v"):
+        assert obs.variables[name]["values" if name != "v" else "value"] == \
+            plain.variables[name]["values" if name != "v" else "value"], name
+    loss = [s for r in obs.trace.rows if r.line == 5 for s in r.names if s.name == "loss"]
+    assert len(loss) == 4 and all(s.grad_fn == "SumBackward0" for s in loss)
+    assert [s.version for r in obs.trace.rows if r.line == 8 for s in r.names if s.name == "w"] == [1, 2, 3, 4]
+
+
+def test_a_top_level_loop_is_recorded_on_every_pass_with_the_pass_shown():
+    code = ("x = torch.zeros(2)\n"             # 1
+            "for i in range(3):\n"             # 2
+            "    y = x + i\n"                  # 3
+            "    for j in range(2):\n"         # 4
+            "        x.add_(1)\n"              # 5
+            "    if i == 1:\n"                 # 6
+            "        break\n"                  # 7
+            "while x.sum() < 20:\n"            # 8
+            "    x = x * 2\n")                 # 9
+    obs = traced(code)
+    assert obs.error is None and obs.variables["x"]["values"] == [16.0, 16.0]
+    assert [(r.line, r.iteration, tuple(s.name for s in r.names)) for r in obs.trace.rows] == [
+        (1, (), ("x",)), (3, (1,), ("y",)), (5, (1, 1), ("x",)), (5, (1, 2), ("x",)),
+        (3, (2,), ("y",)), (5, (2, 1), ("x",)), (5, (2, 2), ("x",)), (9, (1,), ("x",)), (9, (2,), ("x",))]
+
+
+def test_a_contract_that_breaks_in_one_pass_of_a_loop_is_found_there():
+    from tutor.course.divergence_fields import Contract
+    from tutor.judge.contracts import first_failure
+
+    code = "acc = torch.ones(2)\nfor step in range(6):\n    scale = 3.0 - step\n    acc = acc / scale\n"
+    obs = traced(code)
+    found = first_failure(obs.trace, (Contract("acc", finite=True),))
+    assert (found.line, found.iteration) == (4, (4,))  # 3 - 3 = 0: the fourth pass divides by zero
+    assert found.text == "line 4 (iteration 4): acc has 2 Inf, contract finite"
+
+
 @pytest.mark.parametrize("make, expect", [
     ("torch.tensor([3, -7, 12])", {"min": -7.0, "max": 12.0, "nan": 0}),
     ("torch.tensor([True, False, True])", {"min": 0.0, "max": 1.0}),
@@ -135,6 +180,23 @@ def test_holds_expressions_are_evaluated_after_each_row_where_their_name_is_boun
     assert holds == [(1, (("w", "false"),)), (2, (("loss", "false"),)), (3, (("w", "true"),))]
 
 
+def test_holds_is_evaluated_after_setup_and_after_every_statement_that_can_change_it():
+    setup = "import torch\nw = -torch.ones(2)\nb = torch.ones(2)\n"
+    code = "z = torch.zeros(1)\nb.mul_(-1)\nfor i in range(3):\n    b.add_(1)\n"
+    spec = dict(holds=(("w", "bool((w >= 0).all())"), ("b", "bool((b >= 0).all())"), ("later", "later > 0")))
+    obs = traced(code, setup=setup, **spec)
+    holds = [(r.line, r.iteration, r.holds) for r in obs.trace.rows if r.holds]
+    # w already breaks it after setup (no line of the code did); b breaks it in place on line 2 (a row where
+    # no name is rebound) and keeps it again in the loop's first pass; `later` is never bound: nothing to hold
+    assert holds == [(0, (), (("w", "false"),)), (2, (), (("b", "false"),)), (4, (1,), (("b", "true"),))]
+
+
+def test_a_holds_expression_reading_a_name_not_bound_yet_has_nothing_to_hold_so_far():
+    code = "x = torch.ones(2)\ny = torch.zeros(2)\n"
+    obs = traced(code, holds=(("x", "bool((x > y).all())"),))
+    assert [(r.line, r.holds) for r in obs.trace.rows if r.holds] == [(2, (("x", "true"),))]
+
+
 def test_a_failing_holds_expression_is_an_observation_not_a_crash():
     obs = traced("x = torch.ones(3)\n", holds=(("x", "bool(x)"),))
     assert obs.error is None
@@ -153,6 +215,14 @@ def test_the_rows_are_capped_and_say_how_many_were_cut():
     obs = traced(code, function="step")
     assert obs.error is None
     assert len(obs.trace.rows) == MAX_TRACE_ROWS and obs.trace.cut > 0
+
+
+def test_a_long_loop_fills_the_cap_and_the_cut_counts_the_rows_it_would_have_made():
+    obs = traced("x = torch.zeros(2)\nfor i in range(1000):\n    x = x + 1\n    n = 3\n")
+    assert obs.error is None
+    assert len(obs.trace.rows) == MAX_TRACE_ROWS
+    assert obs.trace.rows[-1].iteration == (MAX_TRACE_ROWS - 1,)
+    assert len(obs.trace.rows) + obs.trace.cut == 1001  # a row per pass (line 3), none for line 4
 
 
 def test_many_names_in_one_row_are_capped():

@@ -30,6 +30,7 @@ class Failure:
     shown: str  # what the trace showed there: "img max 255.0"
     scope: str = ""
     row: int | None = None  # index into the trace's rows (None: the exception, after the last row)
+    iteration: tuple[int, ...] = ()  # inside a top-level loop: which pass (1-based; nested loops too)
 
     @property
     def detail(self) -> str:
@@ -39,10 +40,27 @@ class Failure:
         return f"{self.shown}, contract {self.contract}"
 
     @property
+    def where(self) -> str:
+        """``line 4``, ``line 3 (in step)``, ``line 6 (iteration 3)``, ``before the code (after setup)``."""
+        return place(self.line, self.scope, self.iteration)
+
+    @property
     def text(self) -> str:
         """``line 4: img max 255.0, contract range [0, 1]``"""
-        where = f" (in {self.scope})" if self.scope else ""
-        return f"line {self.line}{where}: {self.detail}"
+        return f"{self.where}: {self.detail}"
+
+
+def iteration_text(iteration: tuple[int, ...]) -> str:
+    """``iteration 3`` (of a top-level loop), ``iteration 3.2`` (its pass 3, a nested loop's pass 2)."""
+    return "iteration " + ".".join(map(str, iteration)) if iteration else ""
+
+
+def place(line: int, scope: str = "", iteration: tuple[int, ...] = ()) -> str:
+    """Where a trace row is, as feedback says it."""
+    if line == 0:
+        return "before the code (after setup)"
+    notes = [f"in {scope}" if scope else "", iteration_text(iteration)]
+    return f"line {line}" + "".join(f" ({n})" for n in notes if n)
 
 
 def number_text(v: float | None, digits: int = 6) -> str:
@@ -137,14 +155,14 @@ def failures(trace: Trace, contracts: tuple[Contract, ...], error: ErrorInfo | N
                 continue
             found = _check_state(c, state, symbols)
             if found:
-                out.append(Failure(row.line, state.name, found[0], found[1], row.scope, index))
+                out.append(Failure(row.line, state.name, found[0], found[1], row.scope, index, row.iteration))
                 failed.add(state.name)
         for name, result in row.holds:
             c = by_name.get(name)
             if c is None or c.holds is None or result == "true" or name in failed:
                 continue
             shown = f"`{c.holds}` is false" if result == "false" else f"`{c.holds}` raised {result[7:]}"
-            out.append(Failure(row.line, name, f"holds `{c.holds}`", shown, row.scope, index))
+            out.append(Failure(row.line, name, f"holds `{c.holds}`", shown, row.scope, index, row.iteration))
             failed.add(name)
         if first_only and out:
             return out[:1]

@@ -61,7 +61,7 @@ def is_right(value: tuple[str, Any], failure: Failure, spec: FirstDivergence) ->
 def divergence_text(value: tuple[str, Any], failure: Failure, spec: FirstDivergence) -> str:
     """What the feedback says: the learner's line, where it first failed, and what the trace showed there."""
     chose = render_line(value)
-    where = f"line {failure.line}" + (f" (in {failure.scope})" if failure.scope else "")
+    where = failure.where
     stage = spec.stage_of(failure.line)
     if stage is not None:
         where += f" (stage {stage.name})"

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tutor.judge.contracts import Failure, number_text
+from tutor.judge.contracts import Failure, iteration_text, number_text
 from tutor.safe_text import inert
-from tutor.sandbox.wire.trace import TensorState, Trace, TraceRow
+from tutor.sandbox.wire.trace import MAX_TRACE_ROWS, TensorState, Trace, TraceRow
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,23 @@ class TraceEntry:
     cells: tuple[Cell, ...]
     failing: str = ""  # the first failure's text, on the row and name where it happened
     first_of_row: bool = True
+    iteration: tuple[int, ...] = ()  # inside a top-level loop: its pass (1-based), and each nested loop's
+
+    @property
+    def short_place(self) -> str:
+        """The row's place in a narrow column: ``5``, ``3 step``, ``6 #2`` (a loop's 2nd pass), ``setup``."""
+        if self.line == 0:
+            return "setup"
+        loop = " #" + ".".join(map(str, self.iteration)) if self.iteration else ""
+        return f"{self.line}" + (f" {self.scope}" if self.scope else "") + loop
+
+    @property
+    def place(self) -> str:
+        """``line 6 in step``, ``line 6 (iteration 2)``, ``after setup``."""
+        if self.line == 0:
+            return "after setup"
+        return f"line {self.line}" + (f" in {self.scope}" if self.scope else "") + (
+            f" ({iteration_text(self.iteration)})" if self.iteration else "")
 
 
 @dataclass(frozen=True)
@@ -107,19 +124,20 @@ def trace_blocks(report: TraceReport) -> TraceTable:
             marked = tuple(Cell(c.label, c.text, before is not None and before.get(c.label) != c.text) for c in cells)
             previous[(row.scope, state.name)] = {c.label: c.text for c in cells}
             failing = first.text if first is not None and first.row == index and first.name == state.name else ""
-            entries.append(TraceEntry(row.line, inert(row.scope), inert(state.name), marked, failing, first_of_row))
+            entries.append(TraceEntry(row.line, inert(row.scope), inert(state.name), marked, failing, first_of_row,
+                                      row.iteration))
             first_of_row = False
         for name, result in row.holds:
             failing = first.text if first is not None and first.row == index and first.name == name else ""
             entries.append(TraceEntry(row.line, inert(row.scope), inert(name), (Cell("holds", inert(result)),),
-                                      failing, first_of_row))
+                                      failing, first_of_row, row.iteration))
             first_of_row = False
         if row.gone:
             entries.append(TraceEntry(row.line, inert(row.scope), ", ".join(inert(g) for g in row.gone),
-                                      (Cell("deleted", "yes"),), "", first_of_row))
+                                      (Cell("deleted", "yes"),), "", first_of_row, row.iteration))
         if row.more:
             entries.append(TraceEntry(row.line, inert(row.scope), "…", (Cell("more", f"{row.more} more names"),),
-                                      "", False))
+                                      "", False, row.iteration))
     notes = []
     if report.problem:
         notes.append(inert(report.problem))
@@ -129,7 +147,8 @@ def trace_blocks(report: TraceReport) -> TraceTable:
     if report.until is not None:
         notes.append(f"The trace up to line {report.until} (a hint: the rest stays hidden).")
     if report.cut:
-        notes.append(f"… {report.cut} more rows were not kept (the trace's cap).")
+        notes.append(f"… {report.cut} more rows were not kept (the trace's cap, {MAX_TRACE_ROWS} rows; "
+                     "a loop's passes fill it fast).")
     if first is not None and not first.name:
         notes.append(f"First failure: {inert(first.text)}")
     return TraceTable(tuple(entries), tuple(notes))
@@ -146,7 +165,7 @@ def trace_lines(report: TraceReport) -> list[str]:
     table = trace_blocks(report)
     out = ["Trace (one row per line that changed a tensor; * = changed since that name's last row):"]
     for entry in table.entries:
-        where = f"line {entry.line}" + (f" in {entry.scope}" if entry.scope else "")
+        where = entry.place
         lead = f"  {where:<13} " if entry.first_of_row else " " * 16
         lead = lead if len(lead) <= 16 else f"  {where} "
         out.append(f"{lead}{entry_text(entry)}")

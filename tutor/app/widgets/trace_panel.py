@@ -21,12 +21,12 @@ NOT_YET = "The trace opens after your first prediction is checked."
 
 def rich_trace(table: TraceTable) -> Group:
     grid = Table(expand=True, show_edge=False, pad_edge=False, title="Trace: every tensor after every line",
-                 title_justify="left", caption="highlighted: changed since that name's previous row")
-    grid.add_column("line", width=9, no_wrap=True)
+                 title_justify="left", caption="highlighted: changed since that name's previous row; #N: a loop's Nth pass")
+    grid.add_column("line", width=12, no_wrap=True)
     grid.add_column("name", ratio=1, no_wrap=True)
     grid.add_column("state", ratio=6)
     for entry in table.entries:
-        where = Text(f"{entry.line}" + (f" {entry.scope}" if entry.scope else ""), style="bold" if entry.failing else "")
+        where = Text(entry.short_place, style="bold" if entry.failing else "")
         if entry.failing:
             where = Text("▶ ", style="bold red") + where
         state = Text()

@@ -1,7 +1,8 @@
 """Running a snippet traced: a record call after every statement, added by rewriting its syntax tree.
 
-After each top-level statement of the code (and each statement directly in the body of
-the function named by ``TraceSpec.function``), the recorder looks at the names in that
+After each top-level statement of the code, each statement of a top-level loop's body (per
+iteration, and of the loops nested in it), and each statement directly in the body of the
+function named by ``TraceSpec.function``, the recorder looks at the names in that
 scope and writes a row for every tensor-valued name the statement bound or changed
 (a new object, or the same one with a new ``_version``, shape, stride, ``requires_grad``,
 ``grad_fn`` or gradient). ``sys.settrace`` would see the same lines, but it slows every
@@ -43,17 +44,41 @@ def recorder_name(source: str) -> str:
     return name
 
 
-def _after_each(body: list[ast.stmt], name: str) -> list[ast.stmt]:
+def _record_call(name: str, stmt: ast.stmt, loops: tuple[int, ...]) -> ast.stmt:
+    args: list[ast.expr] = [ast.Constant(stmt.lineno)]
+    if loops:
+        args.append(ast.Constant(loops))
+    return ast.copy_location(ast.Expr(ast.Call(ast.Name(name, ast.Load()), args, [])), stmt)
+
+
+def _method_call(name: str, method: str, loop: int, stmt: ast.stmt) -> ast.stmt:
+    call = ast.Call(ast.Attribute(ast.Name(name, ast.Load()), method, ast.Load()), [ast.Constant(loop)], [])
+    return ast.copy_location(ast.Expr(call), stmt)
+
+
+def _after_each(body: list[ast.stmt], name: str, loops: tuple[int, ...] | None = None,
+                counter: list[int] | None = None) -> list[ast.stmt]:
+    """``body`` with a record call after each statement.
+
+    ``loops`` (top level only; None inside a function): the loops this body is in. A loop's
+    own body is recorded per iteration, and nested loops inside it too: each loop is
+    numbered, reset before it starts and counted at the top of each pass, so a row says
+    which iteration it is from.
+    """
     # nothing may come before a `from __future__` import but a docstring: records start after the last one
     futures = [i for i, stmt in enumerate(body) if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"]
     start = futures[-1] + 1 if futures else 0
     out: list[ast.stmt] = list(body[:start])
     for stmt in body[start:]:
+        if loops is not None and counter is not None and isinstance(stmt, (ast.For, ast.While)):
+            loop = counter[0] = counter[0] + 1
+            inner = _after_each(stmt.body, name, loops + (loop,), counter)
+            stmt.body = [_method_call(name, "iterate", loop, stmt.body[0])] + inner
+            out.append(_method_call(name, "begin", loop, stmt))
         out.append(stmt)
         if isinstance(stmt, _ENDS_FLOW):
             continue
-        call = ast.Expr(ast.Call(ast.Name(name, ast.Load()), [ast.Constant(stmt.lineno)], []))
-        out.append(ast.copy_location(call, stmt))
+        out.append(_record_call(name, stmt, loops or ()))
     return out
 
 
@@ -63,7 +88,7 @@ def instrument(source: str, filename: str, function: str, name: str):
     for node in ast.walk(tree):
         if function and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
             node.body = _after_each(node.body, name)
-    tree.body = _after_each(tree.body, name)
+    tree.body = _after_each(tree.body, name, (), [0])
     ast.fix_missing_locations(tree)
     return compile(tree, filename, "exec")
 
@@ -195,17 +220,37 @@ class Recorder:
         self.holds = [(n, e, compile(e, "<contract>", "eval")) for n, e in spec.holds[:MAX_HOLDS]]
         self.watch = set(spec.watch)
         self.hidden: set[str] = set()  # the recorder's own name
+        self.passes: dict[int, int] = {}  # loop number -> its current pass (1-based)
+        self.iteration: tuple[int, ...] = ()  # of the statement being recorded: each enclosing loop's pass
 
     def prime(self, namespace: dict) -> None:
-        """What setup bound is the starting point: only a change to it makes a row."""
+        """What setup bound is the starting point: only a change to it makes a row.
+
+        A ``holds:`` expression on a name setup bound is evaluated here too: the first line
+        after which it is false is the one that made it false. One already false before the
+        code ran is a row of its own at line 0 (no line of the code made it so), never
+        blamed on line 1, nor missed because it never changed afterwards.
+        """
         for name, value in namespace.items():
             if isinstance(value, self.torch.Tensor):
                 self.last[("", name)] = _remember(value, _key(value))
+        holds = self._holds("", namespace, namespace)
+        failing = tuple((name, result) for name, result in holds if result != "true")
+        if failing:
+            self._append(TraceRow(line=0, holds=failing))
 
-    def __call__(self, line: int) -> None:
+    def begin(self, loop: int) -> None:
+        """A top-level loop (or one nested in it) is about to start: its passes count from 1 again."""
+        self.passes[loop] = 0
+
+    def iterate(self, loop: int) -> None:
+        self.passes[loop] = self.passes.get(loop, 0) + 1
+
+    def __call__(self, line: int, loops: tuple[int, ...] = ()) -> None:
         try:
             frame = sys._getframe(1)
             scope = "" if frame.f_code.co_name == "<module>" else frame.f_code.co_name
+            self.iteration = tuple(self.passes.get(k, 0) for k in loops)
             self._record(line, scope, frame.f_locals, frame.f_globals)
         except Exception:  # noqa: BLE001 - the trace must never change what the snippet does
             pass
@@ -214,9 +259,6 @@ class Recorder:
 
     def _record(self, line: int, scope: str, local: dict, global_: dict) -> None:
         torch = self.torch
-        if self.cut:
-            self.cut += 1
-            return
         tensors, values = {}, {}
         for name, value in local.items():
             if name in self.hidden:
@@ -234,6 +276,13 @@ class Recorder:
         holds = self._holds(scope, local, global_)
         if not changed and not gone and not holds:
             return
+        if self.cut:  # past the caps: count the rows that would have been sent (a long loop makes many)
+            self.cut += 1
+            for name in changed:
+                self.last[(scope, name)] = _remember(objects[name], keys[name])
+            for name in gone:
+                del self.last[(scope, name)]
+            return
         with torch.no_grad():
             storages = {n: _storage(t) for n, t in tensors.items()}
             states = []
@@ -250,7 +299,7 @@ class Recorder:
             self.last[(scope, name)] = _remember(objects[name], keys[name])
         for name in gone:
             del self.last[(scope, name)]
-        row = TraceRow(line=line, scope=scope[:NAME_CHARS], names=tuple(states),
+        row = TraceRow(line=line, scope=scope[:NAME_CHARS], iteration=self.iteration, names=tuple(states),
                        gone=tuple(g[:NAME_CHARS] for g in gone[:MAX_TRACE_NAMES]),
                        more=max(0, len(changed) - MAX_TRACE_NAMES), holds=tuple(holds))
         self._append(row)
@@ -263,6 +312,8 @@ class Recorder:
                 continue
             try:
                 result = "true" if bool(eval(code, global_, local)) else "false"
+            except NameError:  # it reads a name the code has not bound yet: nothing to hold so far
+                continue
             except Exception as exc:  # noqa: BLE001 - a failing expression is an observation, not a crash
                 result = f"error: {type(exc).__name__}: {str(exc)[:200]}"
             if self.holds_last.get((scope, name)) != result:
@@ -287,7 +338,7 @@ STATE_BYTES = 420  # a state's JSON with every key and short values (measured: ~
 
 def _estimate(row: TraceRow) -> int:
     """An upper bound of the row's JSON size, without encoding it (that was half the trace's cost)."""
-    size = 100 + sum(len(g) + 4 for g in row.gone) + sum(len(n) + len(r) + 8 for n, r in row.holds)
+    size = 100 + 22 * len(row.iteration) + sum(len(g) + 4 for g in row.gone) + sum(len(n) + len(r) + 8 for n, r in row.holds)
     for s in row.names:
         size += STATE_BYTES + len(s.name) + len(s.type) + len(s.grad_fn or "") + len(s.dtype) + len(s.device)
         size += 22 * (len(s.shape or ()) + len(s.stride or ())) + sum(len(n) + 4 for n in s.shares)

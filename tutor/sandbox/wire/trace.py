@@ -20,6 +20,7 @@ MAX_TRACE_ROWS = 400  # rows a traced run sends; past it the rest are counted, n
 MAX_TRACE_NAMES = 24  # names described in one row; past it the row says how many more changed
 MAX_TRACE_BYTES = 384 << 10  # the rows' JSON; well inside the observation's 1 MiB
 MAX_HOLDS = 32  # `holds:` expressions per traced run
+MAX_LOOP_DEPTH = 8  # nested loops a row's iteration names
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,9 @@ class TensorState:
 
 @dataclass(frozen=True)
 class TraceRow:
-    line: int  # 1-based in the drill's code
+    line: int  # 1-based in the drill's code (0: after setup, before the code ran)
     scope: str = ""  # "" at top level, else the traced function's name
+    iteration: tuple[int, ...] = ()  # inside a top-level loop: its pass, 1-based (and each nested loop's)
     names: tuple[TensorState, ...] = ()
     gone: tuple[str, ...] = ()  # names the statement deleted
     more: int = 0  # names changed beyond MAX_TRACE_NAMES, not described
@@ -125,6 +127,7 @@ def _state(v: Any, clean: Callable[[str], str]) -> TensorState:
 def _row(v: Any, clean: Callable[[str], str]) -> TraceRow:
     d = as_dict(v)
     return TraceRow(line=as_int(d["line"]), scope=clean(as_text(d.get("scope", ""), 200)),
+                    iteration=tuple(as_int(i) for i in as_list(d.get("iteration", []))[:MAX_LOOP_DEPTH]),
                     names=tuple(_state(s, clean) for s in as_list(d.get("names", []))[:MAX_TRACE_NAMES]),
                     gone=tuple(clean(as_text(g, 200)) for g in as_list(d.get("gone", []))[:MAX_TRACE_NAMES]),
                     more=as_int(d.get("more", 0)),
