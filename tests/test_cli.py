@@ -61,6 +61,32 @@ def test_run_trace_prints_every_tensor_after_every_line(tmp_path, capsys):
 
 
 @pytest.mark.slow
+def test_run_view_prints_each_view_asked_for_after_the_run(tmp_path, capsys):
+    snippet = tmp_path / "s.py"
+    snippet.write_text("import torch\nx = torch.arange(6.).reshape(2, 3)\nt = x.t()\n"
+                       "w = torch.ones(3, requires_grad=True)\nloss = (x @ w).sum()\n")
+    assert main(["run", str(snippet), "--view", "storage", "t", "--view", "graph", "loss"]) == 0
+    out = capsys.readouterr().out
+    views = out[out.index("-- views"):]
+    assert "Storage under t: 6 cells of float32 (4 bytes each); also reached by x." in views
+    assert "Index rule: t[1, 1] is at cell offset + i·stride₀ + j·stride₁ = 0 + 1·1 + 1·3 = 4" in views
+    assert "Autograd graph from loss:" in views and "AccumulateGrad: leaf w (3,)" in views
+    assert views.index("Storage under t") < views.index("Autograd graph") < views.index("-- verdict: ok")
+    assert main(["run", str(snippet), "--view", "module", "t"]) == 0  # a view of the wrong kind says so
+    assert "View of registered model of t:" in capsys.readouterr().out
+
+
+def test_run_view_refuses_what_it_cannot_read_before_running(tmp_path, capsys):
+    snippet = tmp_path / "s.py"
+    snippet.write_text("x = 1\n")
+    assert main(["run", str(snippet), "--view", "picture", "x"]) == 2
+    assert "--view picture x: Type a view and a name" in capsys.readouterr().out
+    assert main(["run", str(snippet), "--view", "graph", "1bad"]) == 2
+    assert "'1bad' is not a name the code binds" in capsys.readouterr().out
+    assert main(["run", str(snippet), "--view", "storage", "a", "b"]) == 2
+
+
+@pytest.mark.slow
 def test_run_reports_errors_fence_rules_and_crashes(tmp_path, capsys):
     snippet = tmp_path / "s.py"
     snippet.write_text("import torch\ntorch.set_grad_enabled(False)\n")

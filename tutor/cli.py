@@ -59,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="limit (default: 10)")
     p.add_argument("--trace", action="store_true", help="also print every tensor after every top-level line")
     p.add_argument("--function", metavar="NAME", default="", help="with --trace: trace inside this function too")
+    p.add_argument("--view", nargs="+", action="append", default=[], metavar="WORD",
+                   help="also print a view of a name the snippet binds, after it ran: `--view storage y`, "
+                        "`--view graph loss`, `--view module model opt` (repeatable)")
 
     sub.add_parser("progress", help="print the profile's progress as a table")
 
@@ -199,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             from tutor.snippet_report import run_snippet_file
 
-            return run_snippet_file(args.snippet, args.timeout, sys.stdout, trace=args.trace, function=args.function)
+            return run_snippet_file(args.snippet, args.timeout, sys.stdout, trace=args.trace, function=args.function,
+                                    views=args.view)
         if args.command == "doctor":
             from tutor.sandbox.doctor import print_report
 

@@ -226,6 +226,11 @@ def snippet_blocks(report: SnippetReport) -> list[Block]:
         blocks.extend(line((f"{name} = ", Tone.STRONG), value) for name, value in report.variables)
     if report.trace is not None:
         blocks.extend(line(("-- " if i == 0 else "") + text) for i, text in enumerate(trace_lines(report.trace)))
+    if report.views:
+        from tutor.tutoring.view_blocks import views_blocks  # it draws with this module's blocks
+
+        blocks.append(line(("-- views (what PyTorch recorded, after the code ran)", Tone.STRONG)))
+        blocks.extend(views_blocks(report.views))
     if report.error:
         blocks.append(line(("-- error: ", Tone.BAD), inert(report.error)))
     blocks.extend(line((f"-- fence rule broken: {inert(rule)}", Tone.BAD)) for rule in report.fence)

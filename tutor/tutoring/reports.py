@@ -111,6 +111,7 @@ class SnippetReport:
     error_type: str = ""
     fence: tuple[str, ...] = ()
     trace: TraceReport | None = None  # `run --trace`: every tensor after every line
+    views: tuple[dict, ...] = ()  # `run --view KIND NAME`: each view asked for, in order (``wire/views.py``)
 
     @property
     def finished(self) -> bool:

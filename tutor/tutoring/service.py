@@ -82,13 +82,14 @@ class TutoringService:
         return grade_read(drill, said or read_answers(drill, {}), result)
 
     async def run_snippet(self, code: str, timeout: float, source: str = "",
-                          trace_function: str | None = None) -> SnippetReport:
+                          trace_function: str | None = None, views: tuple[ViewSpec, ...] = ()) -> SnippetReport:
         """Run any snippet once (``pytorch-tutor run``): what it printed, bound, raised and broke.
 
         ``trace_function`` not None: traced too (``run --trace``), inside that function when it names one.
+        ``views``: views of names it bound (``run --view graph loss``), made after it ran.
         """
         trace = TraceSpec(function=trace_function) if trace_function is not None else None
-        result = await self.sandbox.run(RunRequest(code=code, timeout=timeout, trace=trace))
+        result = await self.sandbox.run(RunRequest(code=code, timeout=timeout, trace=trace, views=views))
         obs = result.observation
         base = dict(source=source, status=RunStatus.read(result.status), seconds=result.seconds,
                     output=result.output, output_truncated=result.output_truncated)
@@ -97,7 +98,7 @@ class TutoringService:
         return SnippetReport(
             variables=tuple((inert(name), describe_briefly(value)) for name, value in obs.variables.items()),
             error=describe_error(obs.error) if obs.error else "", error_type=inert(obs.error.type) if obs.error else "",
-            fence=tuple(obs.fence), trace=trace_report(obs.trace), **base)
+            fence=tuple(obs.fence), trace=trace_report(obs.trace), views=tuple(obs.views), **base)
 
     # ---------------------------------------------------------------- drills
 
@@ -226,13 +227,15 @@ class TutoringService:
         return self._report(module_id, drill, kind, verdict, said, outcome, recorded, unlocked)
 
     async def open_view(self, module_id: str, drill: Drill, code: str | None, kind: str, of: str,
-                        optimizer: str = "") -> ViewReport:
+                        optimizer: str = "", files: Mapping[str, str] | None = None) -> ViewReport:
         """A view of any name the drill's code (or the learner's ``code``) binds: run, not judged, not recorded.
 
         Only after the reveal (the front ends allow it then): a view draws what the answers are about.
+        A lab's: after a check ran, of what the learner's file (``files``: and its other files) and
+        the lab's probe bind.
         """
         spec = ViewSpec(kind, of, optimizer)
-        request = replace(request_for(drill, code), judged=False, check="", asks=(), views=(spec,))
+        request = replace(request_for(drill, code, files), judged=False, check="", asks=(), views=(spec,))
         result = await self.sandbox.run(request)
         status = RunStatus.read(result.status)
         obs = result.observation
