@@ -96,3 +96,32 @@ async def test_an_experiment_views_the_edited_code(make_app):
         editor.text = editor.text.replace("y = x.t()", "y = x.t().contiguous()")
         shown = await open_view(app, pilot, "storage y")
         assert "no other name shares it" in shown and "stride (2, 1)" in shown
+
+
+async def test_a_lab_opens_a_view_of_any_name_once_a_check_has_run(make_app, mini_course_dir):
+    from textual.widgets import TextArea
+
+    from tutor.app.screens.exercise import ExerciseScreen
+
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_item("04", "write-relu")
+        await pilot.pause()
+        assert isinstance(app.screen, ExerciseScreen)
+        await pilot.press("ctrl+l")  # no check has run yet: it says when views open
+        await pilot.pause()
+        assert not isinstance(app.screen, ViewPrompt)
+
+        app.screen.query_one("#editor", TextArea).text = "def relu(x):\n    return x.clamp(min=0)\n"
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert "All checks pass" in text_of(app.screen.query_one("#result"))
+        attempts = len(app.session.store.attempts())
+
+        shown = await open_view(app, pilot, "storage out")  # `out`: bound by the lab's probe, from the file's relu
+        assert "Storage under out: 3 cells of float32" in shown
+        assert "also reached by" not in shown  # clamp made a new tensor: x's storage is not out's
+        assert "nothing was recorded" in text_of(app.screen.query_one("#status"))
+        assert len(app.session.store.attempts()) == attempts  # a view records nothing
+        shown = await open_view(app, pilot, "graph nope")
+        assert "`nope` is not bound" in shown

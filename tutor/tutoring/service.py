@@ -247,6 +247,17 @@ class TutoringService:
             return ViewReport(module_id, drill.id, status, error=raised)
         return ViewReport(module_id, drill.id, status, view=obs.views[0] if obs.views else None, error=raised)
 
+    async def open_lab_view(self, module_id: str, drill: Drill, kind: str, of: str, optimizer: str = "") -> ViewReport:
+        """A lab's view: of what the learner's saved file (read here, as ``check_lab_file`` reads it) binds."""
+        if self.workspace is None:
+            raise RuntimeError("this front end has no workspace for lab files")
+        try:
+            code = read_exercise(exercise_path(self.workspace, module_id, drill))
+            files, _stages = lab_files(self.workspace, module_id, drill)
+        except ValueError as exc:
+            return ViewReport(module_id, drill.id, RunStatus.REFUSED, message=str(exc))
+        return await self.open_view(module_id, drill, code, kind, of, optimizer, files)
+
     def _record_prediction(self, module_id: str, drill: Drill, texts: dict[str, str], outcome: DrillOutcome,
                            seconds: float, confidence: int | None) -> tuple[Recorded | None, list[str]]:
         """A missed first try, or a try once the card is due, rates the drill's review card."""

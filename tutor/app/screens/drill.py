@@ -21,7 +21,7 @@ from tutor.app.widgets.code_view import CodeView
 from tutor.app.widgets.page import Page, reveal
 from tutor.app.widgets.result_panel import ResultPanel, prose_text
 from tutor.app.widgets.trace_panel import NOT_YET, TracePanel
-from tutor.app.widgets.view_prompt import ViewPanel, ViewPrompt, ViewSubmitted
+from tutor.app.widgets.view_prompt import VIEW_KEY_HELP, VIEW_OPENED, ViewPanel, ViewPrompt, ViewSubmitted
 from tutor.judge import ReadAnswer, expected_form
 from tutor.progress.store import CONFIDENCE_LEVELS, AttemptKind
 from tutor.plain_text import without_not_executed
@@ -45,9 +45,7 @@ class DrillScreen(LessonScreen):
                 tooltip="the drill's own code back in the editor (your edits are kept per drill until then)"),
         Binding("f4", "trace", "Trace", priority=True,
                 tooltip="after the first run: show / hide the trace, every tensor after every line"),
-        Binding("ctrl+l", "view", "View", priority=True,
-                tooltip="after the reveal: a view of any name the code binds (`storage y`, `graph loss`, "
-                        "`module model opt`)"),
+        Binding("ctrl+l", "view", "View", priority=True, tooltip=VIEW_KEY_HELP),
         Binding("ctrl+n", "next", "Next", priority=True, tooltip="next / previous (never automatic)"),
         Binding("ctrl+o", "previous", "Prev", priority=True, tooltip="next / previous (never automatic)"),
         Binding("escape", "map", "Map", priority=True, tooltip="back to the map"),
@@ -328,7 +326,7 @@ class DrillScreen(LessonScreen):
         panel = self.query_one("#view", ViewPanel)
         panel.show_view(report)
         reveal(panel)
-        self.set_status("The view is below the result. ctrl+l opens another; nothing was recorded.")
+        self.set_status(VIEW_OPENED)
         self._finished()
 
     def action_edit(self) -> None:

@@ -19,10 +19,11 @@ from tutor.app.messages import LabSubmitted
 from tutor.app.screens.confirm import ConfirmScreen
 from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
-from tutor.app.widgets.page import Page
+from tutor.app.widgets.page import Page, reveal
 from tutor.app.widgets.result_panel import ResultPanel
+from tutor.app.widgets.view_prompt import VIEW_KEY_HELP, VIEW_OPENED, LabViewSubmitted, ViewPanel, ViewPrompt
 from tutor.safe_text import inert
-from tutor.tutoring.reports import RunReport
+from tutor.tutoring.reports import RunReport, ViewReport
 from tutor.tutoring.states import Outcome
 from tutor.workspace import Workspace, ensure_starter, read_exercise, reset_exercise
 
@@ -36,6 +37,8 @@ class ExerciseScreen(LessonScreen):
         Binding("ctrl+t", "reset", "Reset", priority=True,
                 tooltip="restore the starter file (your version is kept beside it)"),
         Binding("ctrl+g", "hint", "Hint", priority=True, tooltip="the next hint (hints come in tiers)"),
+        # not in the footer (it is full at 80 columns): F1 lists it, and the file's note under the prompt
+        Binding("ctrl+l", "view", "View", priority=True, show=False, tooltip=VIEW_KEY_HELP),
         Binding("ctrl+n", "next", "Next", priority=True, tooltip="next / previous (never automatic)"),
         Binding("ctrl+o", "previous", "Prev", priority=True, tooltip="next / previous (never automatic)"),
         Binding("escape", "map", "Map", priority=True, tooltip="back to the map"),
@@ -56,6 +59,8 @@ class ExerciseScreen(LessonScreen):
         self._clock = time.monotonic()
         self._last_saved = ""
         self._hints: tuple[str, ...] = ()
+        self._checked = False  # a check has run (and shown its result): views open from then on
+        self._last_view = ""  # what the learner typed to open the last view, offered again
 
     def compose(self) -> ComposeResult:
         number = [d.id for d in self.module.drills].index(self.drill.id) + 1
@@ -67,12 +72,14 @@ class ExerciseScreen(LessonScreen):
             yield Markdown(inert(self.drill.prompt), id="prompt")
             yield Static(Text.assemble(("Your file: ", "bold"), str(self.path),
                                        "\nEdit it in your own editor (ctrl+e opens $EDITOR) or right here; every "
-                                       "save re-runs the checks. ctrl+r re-runs them by hand."), id="file")
+                                       "save re-runs the checks. ctrl+r re-runs them by hand; after a check, "
+                                       "ctrl+l opens a view of any name the code binds."), id="file")
             yield Static("", id="stages")
             yield CodeEditor.python("", id="editor")
             yield Static(Text(EDITOR_KEYS, style="dim"), id="editor-keys", classes="-shown")
             yield Static("", id="status")
             yield ResultPanel(id="result")
+            yield ViewPanel(id="view")
             yield Static("", id="hints")
             yield Markdown("", id="explanation")
             yield Markdown("", id="solution")
@@ -137,6 +144,7 @@ class ExerciseScreen(LessonScreen):
             self.set_status(report.problems["code"])
             return
         self._show_stages(report.stages)
+        self._checked = True
         if report.hints and report.hints != self._hints:
             self._hints, self.hints_shown = report.hints, 0
         if report.outcome == Outcome.SOLVED:
@@ -152,6 +160,29 @@ class ExerciseScreen(LessonScreen):
         explanation.update("### Why\n\n" + inert(self.drill.explanation))
         explanation.add_class("-shown")
         self.show_solution("The reference solution")
+
+    # ---------------------------------------------------------------- views
+
+    def action_view(self) -> None:
+        """A view of any name the file (and the lab's probe) binds, once a check has run: nothing judged."""
+        if not self._checked:
+            self.notify("Save (ctrl+s) to run the checks first; then ctrl+l opens a view of any name.", timeout=4)
+            return
+        self.app.push_screen(ViewPrompt(self._last_view), self._open_view)
+
+    def _open_view(self, chosen: tuple[str, str, str] | None) -> None:
+        if chosen is None:
+            return
+        kind, of, optimizer = chosen
+        self._last_view = " ".join(part for part in chosen if part)
+        self.set_status(f"Running your saved file again for a {kind} view of {of}…")
+        self.post_message(LabViewSubmitted(self.module_id, self.drill, None, kind, of, optimizer))
+
+    def show_view(self, report: ViewReport) -> None:
+        panel = self.query_one("#view", ViewPanel)
+        panel.show_view(report)
+        reveal(panel)
+        self.set_status(VIEW_OPENED)
 
     # ---------------------------------------------------------------- actions
 

@@ -58,6 +58,12 @@ class ViewPrompt(ModalScreen[tuple[str, str, str] | None]):
         self.dismiss(read)
 
 
+# the drill's and the lab's ctrl+l: one meaning, so one row of the key table
+VIEW_KEY_HELP = ("after the reveal (in a lab: after a check ran): a view of any name the code binds "
+                 "(`storage y`, `graph loss`, `module model opt`)")
+VIEW_OPENED = "The view is below the result. ctrl+l opens another; nothing was recorded."
+
+
 class ViewSubmitted(Submitted):
     """Run the drill's code (or the learner's) with one view of one name; judged and recorded: never."""
 
@@ -67,6 +73,13 @@ class ViewSubmitted(Submitted):
 
     async def perform(self, service: TutoringService) -> ViewReport:
         return await service.open_view(self.module_id, self.drill, self.code, self.kind, self.of, self.optimizer)
+
+
+class LabViewSubmitted(ViewSubmitted):
+    """A view in a lab: of what the learner's saved file (which the service reads) and the lab's probe bind."""
+
+    async def perform(self, service: TutoringService) -> ViewReport:
+        return await service.open_lab_view(self.module_id, self.drill, self.kind, self.of, self.optimizer)
 
 
 class ViewPanel(Static):
