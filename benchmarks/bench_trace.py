@@ -5,7 +5,8 @@ Two workloads, each run untraced, traced by the AST rewrite the sandbox uses
 rewrite was chosen over, built here from the same recorder):
 
 * a 30-line drill (top-level tensor statements: views, reductions, matmuls, in-place ops);
-* a 20-step training loop of a small MLP whose ``step`` function is traced inside.
+* a 20-step training loop of a small MLP whose ``step`` function is traced inside;
+* the same 20 steps written in the top-level loop's body (recorded on every pass).
 
 The in-process figures run the runner's own body (``run_request``) without a sandbox, so
 they measure the trace and nothing else; ``--sandbox`` adds the same runs end to end
@@ -62,6 +63,15 @@ def step(x, y):
     return loss
 for i in range(20):
     loss = step(X[i], Y[i])
+"""
+# the same 20 steps written in the loop's body: since the body of a top-level loop is recorded on
+# every pass, this is the trace's heaviest common shape (5 recorded statements a step)
+INLINE_LOOP = LOOP.split("def step")[0] + """for i in range(20):
+    logits = model(X[i])
+    loss = F.cross_entropy(logits, Y[i])
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
 """
 
 
@@ -156,7 +166,8 @@ def main() -> int:
     args = parser.parse_args()
     torch.set_num_threads(1)
 
-    cases = [("30-line drill", DRILL, TraceSpec()), ("20-step training loop", LOOP, TraceSpec(function="step"))]
+    cases = [("30-line drill", DRILL, TraceSpec()), ("20-step training loop", LOOP, TraceSpec(function="step")),
+             ("20 steps in a loop body", INLINE_LOOP, TraceSpec())]
     rows = {}
     for name, code, spec in cases:
         plain = RunRequest(code=code, setup=SETUP)
@@ -177,9 +188,10 @@ def main() -> int:
     base, rewrite = rows["30-line drill"]
     print(f"target: traced 30-line drill <= {DRILL_TARGET_MS:.0f} ms more: +{rewrite - base:.1f} ms "
           f"[{'met' if rewrite - base <= DRILL_TARGET_MS else 'MISSED'}]")
-    base, rewrite = rows["20-step training loop"]
-    print(f"target: traced training loop <= {LOOP_TARGET_RATIO:.0f}x untraced: x{rewrite / base:.2f} "
-          f"[{'met' if rewrite / base <= LOOP_TARGET_RATIO else 'MISSED'}]")
+    for name in ("20-step training loop", "20 steps in a loop body"):
+        base, rewrite = rows[name]
+        print(f"target: traced {name} <= {LOOP_TARGET_RATIO:.0f}x untraced: x{rewrite / base:.2f} "
+              f"[{'met' if rewrite / base <= LOOP_TARGET_RATIO else 'MISSED'}]")
 
     if args.sandbox:
         from tutor.sandbox.client import Sandbox

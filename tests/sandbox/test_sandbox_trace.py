@@ -62,18 +62,25 @@ def test_check_proves_the_fixture_packs_drills(shared_sandbox):
     assert check([COURSE], out) == 0, out.getvalue()
 
 
-def test_check_names_a_wrong_declared_answer_a_right_wrong_answer_and_a_solution_that_still_fails(tmp_path):
+def check_changed_pack(tmp_path, *replacements: tuple[str, str]) -> str:
+    """``check``'s report on a copy of the fixture pack with each (old, new) replaced once; it must fail."""
     pack = tmp_path / "pack"
     shutil.copytree(COURSE, pack)
     module = pack / "01_divergence.yaml"
     text = module.read_text()
-    text = text.replace("    answer: 1\n", "    answer: 2\n", 1)
-    text = text.replace("{answer: 4, misconception", "{answer: 1, misconception", 1)
-    text = text.replace("scaled = batch / norm.clamp_min(1e-6)", "scaled = batch / norm")
+    for old, new in replacements:
+        assert old in text, old
+        text = text.replace(old, new, 1)
     module.write_text(text)
     out = io.StringIO()
     assert check([pack], out) == 1
-    report = out.getvalue()
+    return out.getvalue()
+
+
+def test_check_names_a_wrong_declared_answer_a_right_wrong_answer_and_a_solution_that_still_fails(tmp_path):
+    report = check_changed_pack(tmp_path, ("    answer: 1\n", "    answer: 2\n"),
+                                ("{answer: 4, misconception", "{answer: 1, misconception"),
+                                ("scaled = batch / norm.clamp_min(1e-6)", "scaled = batch / norm"))
     assert ("answer: the drill declares line 2, but the trace first fails on line 1: img max 255.0, "
             "contract range [0, 1]") in report
     assert "wrong answer '1' is right: the trace first fails on line 1" in report
@@ -105,3 +112,18 @@ def test_rows_forged_by_the_learners_code_change_no_verdict(sb):
     assert not unchanged.contract_failures  # forged: no row at all
     assert not unchanged.code_passes
     assert unchanged.check_message.startswith("img spans 0 to "), unchanged.check_message
+
+
+def test_check_names_a_drill_whose_code_would_pass_unchanged_and_a_holds_false_before_the_code(tmp_path):
+    report = check_changed_pack(
+        tmp_path,
+        # pixel-scale: only img's contract, and the code rescales img at its end: its final values keep it
+        ("      x: {shape: [B, 3, H, W]}\n      centered: {range: [-0.5, 0.5]}\n      loss: {finite: true}\n", ""),
+        ("      loss = centered.mean()\n    contracts:", "      loss = centered.mean()\n      img = img / 255\n"
+                                                        "    contracts:"),
+        # nan-in-step: a holds on w that setup already breaks
+        ('w: {holds: "w.grad is None or bool(torch.isfinite(w.grad).all())"}', 'w: {holds: "bool((w < 0).all())"}'))
+    assert ("the code's final values keep every contract (judge's check passed), so the code left unchanged "
+            "would count as repaired") in report
+    assert ("answer: the drill declares line 3, but the trace first fails on before the code (after setup): "
+            "`bool((w < 0).all())` is false") in report

@@ -140,3 +140,27 @@ def test_the_trace_table_flags_what_changed_since_the_same_names_previous_row():
     assert "version 1*" in text and "max 9.0*" in text and "^ first failure: line 3: x max 9.0" in text
     hidden = TraceReport(tuple(rows.rows), first=first).upto(3)
     assert [r.line for r in hidden.rows] == [1, 2]  # a hint never shows the failing row
+
+
+def test_a_row_inside_a_loop_and_one_after_setup_say_where_they_are():
+    from tutor.tutoring.trace_view import TraceReport, trace_blocks, trace_lines
+
+    rows = Trace(rows=[
+        TraceRow(line=0, holds=(("w", "false"),)),
+        TraceRow(line=4, iteration=(1,), names=(tensor("acc", min=1.0, max=1.0, nan=0, inf=0),)),
+        TraceRow(line=4, iteration=(2,), names=(tensor("acc", min=1.0, max=math.inf, nan=0, inf=1),)),
+        TraceRow(line=6, scope="step", iteration=(2, 3), names=(tensor("b", min=0.0, max=0.0, nan=0, inf=0),)),
+    ], cut=7)
+    contracts = (Contract("acc", finite=True),)
+    first = first_failure(rows, contracts)
+    assert (first.line, first.iteration, first.text) == (4, (2,), "line 4 (iteration 2): acc has 1 Inf, contract finite")
+    holds = first_failure(rows, (Contract("w", holds="bool(w)"),))
+    assert holds.text == "before the code (after setup): `bool(w)` is false"
+    report = TraceReport(tuple(rows.rows), rows.cut, first)
+    text = trace_lines(report)
+    assert any(t.startswith("  after setup   w: holds false") for t in text)
+    assert any(t.startswith("  line 4 (iteration 2) acc:") for t in text)
+    assert any(t.startswith("  line 6 in step (iteration 2.3) b:") for t in text)
+    assert "  … 7 more rows were not kept (the trace's cap, 400 rows; a loop's passes fill it fast)." in text
+    places = [e.short_place for e in trace_blocks(report).entries]
+    assert places == ["setup", "4 #1", "4 #2", "6 step #2.3"]  # the TUI panel's narrow column
