@@ -161,6 +161,7 @@ def test_a_row_inside_a_loop_and_one_after_setup_say_where_they_are():
     assert any(t.startswith("  after setup   w: holds false") for t in text)
     assert any(t.startswith("  line 4 (iteration 2) acc:") for t in text)
     assert any(t.startswith("  line 6 in step (iteration 2.3) b:") for t in text)
-    assert "  … 7 more rows were not kept (the trace's cap, 400 rows; a loop's passes fill it fast)." in text
+    assert ("  … the trace reached its cap (400 rows): 7 more statements ran untraced after it (a loop's passes "
+            "fill it fast).") in text
     places = [e.short_place for e in trace_blocks(report).entries]
     assert places == ["setup", "4 #1", "4 #2", "6 step #2.3"]  # the TUI panel's narrow column

@@ -217,12 +217,25 @@ def test_the_rows_are_capped_and_say_how_many_were_cut():
     assert len(obs.trace.rows) == MAX_TRACE_ROWS and obs.trace.cut > 0
 
 
-def test_a_long_loop_fills_the_cap_and_the_cut_counts_the_rows_it_would_have_made():
-    obs = traced("x = torch.zeros(2)\nfor i in range(1000):\n    x = x + 1\n    n = 3\n")
-    assert obs.error is None
+def test_a_long_loop_fills_the_cap_and_the_rest_runs_untraced_counted():
+    obs = traced("x = torch.zeros(2)\nfor i in range(1000):\n    x = x + 1\n    n = 3\nx = x * 2\n")
+    assert obs.error is None and obs.variables["x"]["values"] == [2000.0, 2000.0]
     assert len(obs.trace.rows) == MAX_TRACE_ROWS
     assert obs.trace.rows[-1].iteration == (MAX_TRACE_ROWS - 1,)
-    assert len(obs.trace.rows) + obs.trace.cut == 1001  # a row per pass (line 3), none for line 4
+    # rows: line 1, then line 3 of passes 1..399; the cap cut pass 400's line 3: from there on every
+    # statement that ran (lines 3 and 4 of the passes left, the loop's own record, line 5) is counted
+    assert obs.trace.cut == 1 + 1 + 2 * (1000 - MAX_TRACE_ROWS) + 1 + 1
+
+
+def test_a_loop_of_many_passes_that_change_no_tensor_is_traced_up_to_the_statement_cap():
+    from tutor.sandbox.wire.trace import MAX_TRACE_STATEMENTS
+
+    obs = traced(f"x = torch.ones(1)\ntotal = 0\nfor i in range({MAX_TRACE_STATEMENTS}):\n    total += i\n"
+                 "y = x * total\n")
+    assert obs.error is None and obs.variables["total"]["value"] == sum(range(MAX_TRACE_STATEMENTS))
+    assert [r.line for r in obs.trace.rows] == [1]  # y's row came after the cap
+    statements = 2 + MAX_TRACE_STATEMENTS + 2  # lines 1 and 2, line 4 on each pass, the loop's own record, line 5
+    assert obs.trace.cut == statements - MAX_TRACE_STATEMENTS
 
 
 def test_many_names_in_one_row_are_capped():

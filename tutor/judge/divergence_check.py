@@ -32,7 +32,7 @@ async def divergence_problems(drill: Drill, service) -> tuple[list[str], dict[st
     first = outcome.contract_failures[0] if outcome.contract_failures else None
     observed: dict[str, str] = {}
     if first is None:
-        cut = f" ({obs.trace.cut} rows past the trace's cap were not kept)" if obs.trace.cut else ""
+        cut = f" (the trace reached its cap: {obs.trace.cut} statements after it ran untraced)" if obs.trace.cut else ""
         problems.append(f"no contract fails on the code: the drill has no first divergence{cut}")
     else:
         observed[ASK_KEY] = f"line {first.line}"
@@ -60,7 +60,8 @@ async def divergence_problems(drill: Drill, service) -> tuple[list[str], dict[st
         if failure.name:
             problems.append(f"solution: a contract still fails, {failure.text}")
     if fixed_obs.trace is not None and fixed_obs.trace.cut:
-        problems.append(f"solution: {fixed_obs.trace.cut} rows past the trace's cap were not checked; trace less")
+        problems.append(f"solution: {fixed_obs.trace.cut} statements past the trace's cap ran untraced, unchecked; "
+                        "trace less")
     if fixed_obs.check != "passed" and fixed_obs.error is None:
         problems.append(f"solution's final values break a contract (judge's check {fixed_obs.check}): "
                         f"{fixed_obs.check_message}")

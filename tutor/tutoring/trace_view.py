@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from tutor.judge.contracts import Failure, iteration_text, number_text
 from tutor.safe_text import inert
+from tutor.wording import count
 from tutor.sandbox.wire.trace import MAX_TRACE_ROWS, TensorState, Trace, TraceRow
 
 
@@ -147,8 +148,8 @@ def trace_blocks(report: TraceReport) -> TraceTable:
     if report.until is not None:
         notes.append(f"The trace up to line {report.until} (a hint: the rest stays hidden).")
     if report.cut:
-        notes.append(f"… {report.cut} more rows were not kept (the trace's cap, {MAX_TRACE_ROWS} rows; "
-                     "a loop's passes fill it fast).")
+        notes.append(f"… the trace reached its cap ({MAX_TRACE_ROWS} rows): {count(report.cut, 'more statement')} "
+                     "ran untraced after it (a loop's passes fill it fast).")
     if first is not None and not first.name:
         notes.append(f"First failure: {inert(first.text)}")
     return TraceTable(tuple(entries), tuple(notes))

@@ -25,8 +25,8 @@ import sys
 import weakref
 
 from tutor.sandbox.inner.describe import numpy_scalar
-from tutor.sandbox.wire.trace import (MAX_HOLDS, MAX_TRACE_BYTES, MAX_TRACE_NAMES, MAX_TRACE_ROWS, TensorState, Trace,
-                                      TraceRow, TraceSpec, wire_float)
+from tutor.sandbox.wire.trace import (MAX_HOLDS, MAX_TRACE_BYTES, MAX_TRACE_NAMES, MAX_TRACE_ROWS,
+                                      MAX_TRACE_STATEMENTS, TensorState, Trace, TraceRow, TraceSpec, wire_float)
 
 RECORDER = "__tutor_trace__"
 NAME_CHARS = 200  # a name as the wire's reader keeps it
@@ -220,6 +220,7 @@ class Recorder:
         self.holds = [(n, e, compile(e, "<contract>", "eval")) for n, e in spec.holds[:MAX_HOLDS]]
         self.watch = set(spec.watch)
         self.hidden: set[str] = set()  # the recorder's own name
+        self.statements = 0  # record calls so far (``MAX_TRACE_STATEMENTS``)
         self.passes: dict[int, int] = {}  # loop number -> its current pass (1-based)
         self.iteration: tuple[int, ...] = ()  # of the statement being recorded: each enclosing loop's pass
 
@@ -247,6 +248,10 @@ class Recorder:
         self.passes[loop] = self.passes.get(loop, 0) + 1
 
     def __call__(self, line: int, loops: tuple[int, ...] = ()) -> None:
+        self.statements += 1
+        if self.cut or self.statements > MAX_TRACE_STATEMENTS:
+            self.cut += 1  # past the caps the rest runs untraced, at the cost of a call: a long loop stays cheap
+            return
         try:
             frame = sys._getframe(1)
             scope = "" if frame.f_code.co_name == "<module>" else frame.f_code.co_name
@@ -275,13 +280,6 @@ class Recorder:
         gone = [] if scope else sorted(n for (s, n) in self.last if not s and n not in tensors and n not in values)
         holds = self._holds(scope, local, global_)
         if not changed and not gone and not holds:
-            return
-        if self.cut:  # past the caps: count the rows that would have been sent (a long loop makes many)
-            self.cut += 1
-            for name in changed:
-                self.last[(scope, name)] = _remember(objects[name], keys[name])
-            for name in gone:
-                del self.last[(scope, name)]
             return
         with torch.no_grad():
             storages = {n: _storage(t) for n, t in tensors.items()}

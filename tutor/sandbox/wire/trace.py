@@ -20,6 +20,9 @@ MAX_TRACE_ROWS = 400  # rows a traced run sends; past it the rest are counted, n
 MAX_TRACE_NAMES = 24  # names described in one row; past it the row says how many more changed
 MAX_TRACE_BYTES = 384 << 10  # the rows' JSON; well inside the observation's 1 MiB
 MAX_HOLDS = 32  # `holds:` expressions per traced run
+# statements recorded per run: a loop of many passes that change no tensor makes no rows but costs
+# ~20 µs a statement; past this the rest runs untraced, counted like the rows the caps cut
+MAX_TRACE_STATEMENTS = 20_000
 MAX_LOOP_DEPTH = 8  # nested loops a row's iteration names
 
 
@@ -73,7 +76,7 @@ class TraceRow:
 @dataclass
 class Trace:
     rows: list[TraceRow] = field(default_factory=list)
-    cut: int = 0  # rows not sent (the caps)
+    cut: int = 0  # past a cap: the statements that ran after it, untraced (the first of them made the row it cut)
     problem: str = ""  # the trace itself could not be made (the code ran untraced)
 
 
