@@ -49,14 +49,6 @@ class Unjudgeable:
     __hash__ = None  # type: ignore[assignment]
 
 
-class Unreadable(Unjudgeable):
-    """Stands in the judge for a value the learner's process sent in a form the judge cannot read."""
-
-    def __init__(self, name: str, why: str):
-        object.__setattr__(self, "_why", f"the judge could not read the value of {name!r} that the code left "
-                                         f"({why}); change how the code makes it, e.g. a tensor or a Python number")
-
-
 # ---------------------------------------------------------------- the learner's side
 
 
@@ -243,8 +235,8 @@ def apply(namespace: dict, raw: str, torch) -> None:
             try:
                 namespace[name] = _decode(enc, ctx, 0)
             except (BadExport, ValueError, TypeError, OverflowError, RecursionError) as exc:
-                # one value the judge cannot read: a check that needs it says so, the rest is judged
-                namespace[name] = Unreadable(name, str(exc)[:160])
+                # nothing of it is used (a hostile export may fail anywhere); the message names the value
+                raise BadExport(f"the value of {name[:60]!r}: {str(exc)[:160]}") from None
 
 
 def _apply_module(target, name: str, enc: dict, ctx):
