@@ -297,3 +297,19 @@ async def test_a_chained_lab_runs_the_learners_earlier_stage_and_says_whose_code
     assert any(note.startswith("puzzle_eye: your 1_eye.py") for note in report.stages)
     assert any(note.startswith("puzzle_ones: the reference") for note in report.stages)
     store.close()
+
+
+async def test_a_labs_view_runs_the_saved_file_unjudged_and_an_unreadable_one_says_why(session):
+    d = drill(session, "04", "write-relu")
+    service, fake, space = lab_service(session, [observed(check="skipped")])
+    path = ensure_starter(space, "04", d)
+    path.write_text(d.solution, encoding="utf-8")
+    report = await service.open_lab_view("04", d, "graph", "out")
+    (request,) = fake.requests
+    assert request.code == d.solution and not request.judged and request.check == ""
+    assert [(v.kind, v.of) for v in request.views] == [("graph", "out")] and report.finished
+    assert session.store.attempts() == []  # a view records nothing
+    path.write_bytes(b"def relu(x):\n    return x  # caf\xe9\n")
+    broken = await service.open_lab_view("04", d, "graph", "out")
+    assert not broken.finished and "is not UTF-8 text" in broken.message
+    assert len(fake.requests) == 1  # nothing ran

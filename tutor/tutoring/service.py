@@ -189,11 +189,8 @@ class TutoringService:
         earlier stages; a file that is missing, unreadable or not UTF-8 runs nothing and
         records nothing: the report's ``problems["code"]`` says what to do, the file is untouched.
         """
-        if self.workspace is None:
-            raise RuntimeError("this front end has no workspace for lab files")
         try:
-            code = read_exercise(exercise_path(self.workspace, module_id, drill))
-            files, stages = lab_files(self.workspace, module_id, drill)
+            code, files, stages = self._lab_inputs(module_id, drill)
         except ValueError as exc:
             return RunReport(module_id, drill.id, AttemptKind.EXERCISE, Outcome.FILE_UNREADABLE,
                              problems={"code": str(exc)}, not_recorded=NOT_RECORDED_FILE,
@@ -249,14 +246,19 @@ class TutoringService:
 
     async def open_lab_view(self, module_id: str, drill: Drill, kind: str, of: str, optimizer: str = "") -> ViewReport:
         """A lab's view: of what the learner's saved file (read here, as ``check_lab_file`` reads it) binds."""
-        if self.workspace is None:
-            raise RuntimeError("this front end has no workspace for lab files")
         try:
-            code = read_exercise(exercise_path(self.workspace, module_id, drill))
-            files, _stages = lab_files(self.workspace, module_id, drill)
+            code, files, _stages = self._lab_inputs(module_id, drill)
         except ValueError as exc:
             return ViewReport(module_id, drill.id, RunStatus.REFUSED, message=str(exc))
         return await self.open_view(module_id, drill, code, kind, of, optimizer, files)
+
+    def _lab_inputs(self, module_id: str, drill: Drill) -> tuple[str, dict[str, str], list[str]]:
+        """The lab's saved file, its other files and earlier stages (``ValueError``: one cannot be read)."""
+        if self.workspace is None:
+            raise RuntimeError("this front end has no workspace for lab files")
+        code = read_exercise(exercise_path(self.workspace, module_id, drill))
+        files, stages = lab_files(self.workspace, module_id, drill)
+        return code, files, stages
 
     def _record_prediction(self, module_id: str, drill: Drill, texts: dict[str, str], outcome: DrillOutcome,
                            seconds: float, confidence: int | None) -> tuple[Recorded | None, list[str]]:
