@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from textual.widgets import Input, OptionList
+from rich.markdown import Markdown
+from textual.widgets import Input, OptionList, Static
 
 from tests.scripted_sandbox import ScriptedSandbox
 from tests.ui.conftest import SIZE, settle
@@ -27,8 +28,11 @@ class SlowToStart(ScriptedSandbox):
         screen = app.screen
         modules = screen.query_one("#modules", OptionList) if isinstance(screen, MapScreen) else None
         # what the terminal shows when the start is asked for: the map, laid out, its modules listed
+        details = screen.query_one("#details", Static).content if isinstance(screen, MapScreen) else None
         self.on_screen_at_start = (type(screen).__name__, modules is not None and modules.region.area > 0,
-                                   modules.option_count if modules is not None else 0)
+                                   modules.option_count if modules is not None else 0,
+                                   # what waits for the first frame (the intro's Markdown) was drawn before it
+                                   any(isinstance(part, Markdown) for part in getattr(details, "renderables", ())))
         await self.go.wait()
         self.started = True
 
@@ -40,8 +44,9 @@ async def test_the_zygote_starts_after_the_first_frame_and_the_map_works_while_i
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert sandbox.starts == 1
-        screen_name, laid_out, listed = sandbox.on_screen_at_start
+        screen_name, laid_out, listed, intro_drawn = sandbox.on_screen_at_start
         assert screen_name == "MapScreen" and laid_out and listed > 0  # asked for only once the map was drawn
+        assert intro_drawn  # and after the parts drawn just after the first frame
         assert "sandbox: starting…" in app.sub_title  # the map says it is not ready yet
 
         # the learner does not wait for it: searching and moving on the map work while it starts

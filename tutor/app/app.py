@@ -56,6 +56,7 @@ class TutorApp(App):
         if sandbox is not None:
             sandbox.on_note = self._sandbox_note
         self._tutoring: TutoringService | None = None
+        self._waiting_for_first_frame: list | None = []  # None once the first frame is on the screen
         self.profile_name = profile_name
         self.sub_title = self._status_line(ready=False)
 
@@ -126,9 +127,24 @@ class TutorApp(App):
             self.notify(f"Welcome back: resuming module {resume[0]}.", timeout=4)
 
     def on_ready(self) -> None:
-        """The first frame is on the screen: only now start the zygote (it imports torch, which would
-        compete for the CPU with the first paint). The learner can type at once; runs wait for it, and
-        the header says when it is ready."""
+        """The first screen is laid out, but Textual's start-up batch threw its first render away: ask
+        for the paint now, and run what waits for the first frame once that paint is done."""
+        self.screen.refresh()
+        self.call_after_refresh(self._first_frame_shown)
+
+    def after_first_frame(self, callback) -> None:
+        """Run ``callback`` once the first frame is on the screen (at once, after a refresh, later on)."""
+        if self._waiting_for_first_frame is None:
+            self.call_after_refresh(callback)
+        else:
+            self._waiting_for_first_frame.append(callback)
+
+    def _first_frame_shown(self) -> None:
+        waiting, self._waiting_for_first_frame = self._waiting_for_first_frame or [], None
+        for callback in waiting:  # e.g. the map's intro Markdown: its imports did not hold up the first frame
+            callback()
+        # Only now the zygote (it imports torch, which would compete for the CPU with the first paint).
+        # The learner can type at once; runs wait for it, and the header says when it is ready.
         self.run_worker(self._warm_sandbox(), group="sandbox-start", exit_on_error=False)
 
     async def _warm_sandbox(self) -> None:

@@ -170,7 +170,10 @@ class MapScreen(Screen):
         if option is not None and option.id:
             self.app.open_module(option.id)
 
+    _late_parts_asked = False
+
     def _show_late_parts(self) -> None:
+        self._late_parts_asked = False
         import rich.markdown  # noqa: F401 - show_details finds them loaded from now on
         import tutor.capstone_mine  # noqa: F401
 
@@ -209,7 +212,9 @@ class MapScreen(Screen):
             markdown, capstone = sys.modules.get("rich.markdown"), sys.modules.get("tutor.capstone_mine")
             if markdown is None or capstone is None:
                 details.update(Group(text, footer))
-                self.call_after_refresh(self._show_late_parts)
+                if not self._late_parts_asked:  # once: the highlight may move before they are loaded
+                    self._late_parts_asked = True
+                    self.app.after_first_frame(self._show_late_parts)
                 return
             space = Workspace(self.app.profile_name, session.course.identity)
             package = capstone.package_line(space, module)  # the capstone stages: whose code each is
