@@ -189,8 +189,9 @@ def main() -> int:
 
     floor = median(rows["baseline"])
     extra_modules = int(wall([PYTHON, "-c", IMPORTS], env)[1].split()[0])
-    print(f"course: {len(slots)} modules, {written} written; {args.rounds} rounds; medians")
-    print(f"  python -c 'import textual.app'      {floor:6.3f} s   (baseline, 1.00x)")
+    print(f"course: {len(slots)} modules, {written} written; {args.rounds} rounds; medians [min–max]")
+    print(f"  python -c 'import textual.app'      {floor:6.3f} s   (baseline, 1.00x)   "
+          f"[{min(rows['baseline']):.3f}–{max(rows['baseline']):.3f}]")
     for key, label, target in (("frame", "launch -> first frame of the map", 0.5),
                                ("ready", "launch -> status line: sandbox ready", None),
                                ("validate", "pytorch-tutor validate (warm)", 0.3)):
@@ -199,7 +200,8 @@ def main() -> int:
             continue
         value = median(rows[key])
         goal = f"   target <= {target} s: {'met' if value <= target else 'NOT met'}" if target else ""
-        print(f"  {label:36} {value:6.3f} s   {value / floor:5.2f}x baseline{goal}")
+        spread = f"   [{min(rows[key]):.3f}–{max(rows[key]):.3f}]"  # the machine's load moves each round
+        print(f"  {label:36} {value:6.3f} s   {value / floor:5.2f}x baseline{goal}{spread}")
     print(f"  load_course, fresh process, no cache {median(rows['load_cold']):6.3f} s")
     print(f"  load_course, fresh process, cached   {median(rows['load_warm']):6.3f} s")
     print(f"  modules the UI imports beyond textual.app before the map: {extra_modules}")
