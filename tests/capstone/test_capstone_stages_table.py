@@ -4,6 +4,7 @@
 the learner's package, and a listed lab that is gone would silently be the reference.
 """
 
+import functools
 from pathlib import Path
 
 import yaml
@@ -13,6 +14,7 @@ from capstone.stages import STAGE_LABS, stage_for_lab
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@functools.cache  # parsing the 38 files with PyYAML's pure-Python reader takes seconds: once per run
 def course_labs() -> dict[tuple[str, str], dict]:
     course = yaml.safe_load((ROOT / "lessons" / "course.yaml").read_text(encoding="utf-8"))
     labs = {}

@@ -14,6 +14,8 @@ from tutor.course.parse import SANDBOX_NEEDS
 from tutor.sandbox.client import Sandbox, run_sync
 from tutor.sandbox.wire import MAX_TIMEOUT, OUTPUT_RUN_TIMEOUT, OUTPUT_TARGET, RunRequest, Tier
 
+pytestmark = pytest.mark.slow  # real sandboxes, like the rest of tests/sandbox
+
 WRITE = f"""
 import os
 target = os.environ.get("PYTORCH_TUTOR_OUTPUT_DIR", "")

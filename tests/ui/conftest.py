@@ -15,6 +15,18 @@ from tutor.progress.store import ProfileStore
 
 SIZE = (120, 50)
 
+# The Pilot suite starts a Textual app per test (1-8 s each, ~2.5 min in all on two cores): it
+# runs in the full suite (CI) and on its own (`pytest tests/ui`); the fast lane keeps these few
+# as its smoke tests of the app.
+FAST_LANE = {"test_map_layout.py", "test_startup_order.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = item.path
+        if path.parent.name == "ui" and path.parent.parent.name == "tests" and path.name not in FAST_LANE:
+            item.add_marker(pytest.mark.slow)
+
 
 def text_of(widget) -> str:
     """What the learner sees in a Static or Markdown widget, as plain text."""
