@@ -12,28 +12,24 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping, Protocol
 
-from tutor.course.schema import Drill, SelfCheck
+from tutor.course.schema import Drill
 from tutor.grading import DrillOutcome, describe_error, grade_read, read_answers, request_for, trace_request
-from tutor.judge import AnswerError, ReadAnswer, labs, option_label, parse_answer
-from tutor.progress.review import SELF_RATINGS, rating_for
+from tutor.judge import ReadAnswer, labs
+from tutor.progress.review import rating_for
 from tutor.progress.store import Attempt, AttemptKind
 from tutor.sandbox.client import RunResult
 from tutor.sandbox.wire import RunRequest, TraceSpec, ViewSpec
-from tutor.placement import PlacementQuestion, PlacementResult, judge_choice, judge_prediction
-from tutor.placement import passed as placement_passed
 from tutor.session import Session
 from tutor.tutoring.reports import (NOT_RECORDED_FILE, NOT_RECORDED_OFF, NOT_RECORDED_UNFINISHED,
-                                    NOT_RECORDED_UNREADABLE, AskRow, ModuleRef, PlacementReport, PlacementRow,
-                                    Recorded, RunReport, SelfCheckReport, SnippetReport, ViewReport)
+                                    NOT_RECORDED_UNREADABLE, AskRow, ModuleRef, Recorded, RunReport, SnippetReport,
+                                    ViewReport)
 from tutor.safe_text import inert
 from tutor.tutoring.drafts import Drafts
+from tutor.tutoring.self_checks import SelfCheckUseCases
 from tutor.tutoring.states import Outcome, RunStatus
 from tutor.tutoring.trace_view import TraceReport, trace_report
 from tutor.value_text import describe_briefly
 from tutor.workspace import Workspace, exercise_path, lab_files, read_exercise
-
-FREE_TEXT_EMPTY = "Write your answer first; then compare it with the model answer."
-
 
 class SandboxPort(Protocol):
     """What the service needs from a sandbox (the real one, or a test's fake)."""
@@ -45,8 +41,10 @@ class SandboxPort(Protocol):
     async def close(self) -> None: ...
 
 
-class TutoringService:
+class TutoringService(SelfCheckUseCases):
     """One learner's actions on one course; ``session=None`` turns recording off (an author's check).
+
+    The self-check and placement use cases are in :mod:`tutor.tutoring.self_checks`.
 
     ``workspace``: the learner's lab files for this course (a front end with labs passes it).
     """
@@ -326,81 +324,6 @@ class TutoringService:
         report = _trace(outcome) or TraceReport((), problem="the run was not traced")
         return report.upto(until) if until is not None else report
 
-    # ---------------------------------------------------------------- self-check and placement
-
-    async def answer_self_check(self, module_id: str, check: SelfCheck, answer: str, seconds: float,
-                                confidence: int | None = None) -> SelfCheckReport:
-        """Judge a multiple-choice answer, or take a free-text one for the learner to compare and rate."""
-        right = option_label(check.correct, check.options[check.correct]) if check.is_choice else ""
-        if check.is_choice:
-            try:
-                correct: bool | None = parse_answer("choice", answer, check.options) == check.correct
-            except AnswerError as exc:
-                return SelfCheckReport(module_id, check.id, answer, problem=str(exc))
-        elif not answer.strip():
-            return SelfCheckReport(module_id, check.id, answer, problem=FREE_TEXT_EMPTY)
-        else:
-            correct = None
-        recorded, unlocked, done = None, [], False
-        if self.session is not None:
-            session = self.session
-            review = correct is not None and session.reviewable(module_id, check.id)
-            unlocked = session.record(
-                Attempt(module=module_id, item=check.id, kind=AttemptKind.SELF_CHECK, correct=bool(correct),
-                        answers={"answer": answer}, verdict={"correct": correct}, seconds=seconds,
-                        confidence=confidence),
-                review_kind="self_check" if review else None,
-                rating=rating_for(bool(correct), confidence, seconds))
-            recorded = Recorded(AttemptKind.SELF_CHECK, bool(correct), review)
-            done = module_id in session.progress.done
-        return SelfCheckReport(module_id, check.id, answer, correct=correct, right_answer=right,
-                               model_answer=check.answer, needs_rating=correct is None, recorded=recorded,
-                               unlocked=self._refs(unlocked), module_done=done)
-
-    def rate_self_check(self, module_id: str, check: SelfCheck, self_rating: int, seconds: float = 0.0) -> bool:
-        """The learner's own rating of a free-text answer (1..4); True when it rated the review card."""
-        if self_rating not in SELF_RATINGS:
-            raise ValueError("rate 1 (missed it) to 4 (easy)")
-        if self.session is None or not self.session.reviewable(module_id, check.id):
-            return False
-        self.session.rate(module_id, check.id, "self_check", SELF_RATINGS[self_rating], seconds)
-        return True
-
-    async def answer_placement(self, question: PlacementQuestion, text: str) -> PlacementResult:
-        """Judge one placement answer: a letter for a self-check, a prediction run in the sandbox for a drill.
-
-        Raises AnswerError (with the message to show) when the answer cannot be read; nothing ran then.
-        """
-        if question.check is not None:
-            return judge_choice(question, text, parse_answer("choice", text, question.check.options))
-        drill, ask = question.drill, question.ask
-        said = read_answers(drill, {ask.key: text})
-        if not said[ask.key].readable:
-            raise AnswerError(said[ask.key].problem)
-        outcome = await self.observe(drill, None, said)
-        graded = next((a for a in outcome.asks if a.ask.key == ask.key), None)
-        return judge_prediction(question, text, graded, "" if outcome.result.ok else outcome.result.message)
-
-    async def take_placement(self, module_id: str, results: list[PlacementResult]) -> PlacementReport:
-        """Score a placement; passing marks the prerequisites it covered as tested out (never done)."""
-        right = sum(r.correct for r in results)
-        score = right / len(results) if results else 0.0
-        passed = placement_passed(results)
-        covered = tuple(sorted({r.question.module for r in results}))
-        unlocked: list[str] = []
-        if self.session is not None:
-            asked = [r.question.key for r in results]  # a retry draws other questions
-            attempt_no = self.session.placement_tries(module_id) + 1
-            for ancestor in covered:
-                unlocked += self.session.record(Attempt(
-                    module=ancestor, item="placement", kind=AttemptKind.PLACEMENT, correct=passed,
-                    answers={r.question.key: r.answer for r in results if r.question.module == ancestor},
-                    verdict={"for": module_id, "score": round(score, 3), "asked": asked, "try": attempt_no}))
-        rows = tuple(PlacementRow(r.question.module, _placement_question(r.question), r.answer, r.correct,
-                                  r.right_answer, r.why) for r in results)
-        return PlacementReport(module_id, right, len(results), passed, covered if passed else (),
-                               self._refs(sorted(set(unlocked))), rows)
-
 
 def _trace(outcome: DrillOutcome) -> TraceReport | None:
     observation = outcome.result.observation
@@ -408,12 +331,6 @@ def _trace(outcome: DrillOutcome) -> TraceReport | None:
         return None
     failures = outcome.contract_failures or ()
     return trace_report(observation.trace, failures[0] if failures else None)
-
-
-def _placement_question(question: PlacementQuestion) -> str:
-    if question.check is not None:
-        return question.check.question
-    return f"{question.drill.prompt.strip()} — {question.ask.question}"
 
 
 def _row(a) -> AskRow:

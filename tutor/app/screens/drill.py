@@ -303,6 +303,7 @@ class DrillScreen(LessonScreen):
         until = self.drill.divergence.trace_until if self.drill.is_first_divergence else ()
         if self.hints_shown > before and self.hints_shown <= len(until) and until[self.hints_shown - 1] is not None:
             self.query_one("#trace", TracePanel).fetch(self.app.tutoring, self.drill, None, until[self.hints_shown - 1])
+
     def action_view(self) -> None:
         """Open a view of any name the code binds: only after the reveal (a view shows what the answers are about)."""
         if not self.revealed:
