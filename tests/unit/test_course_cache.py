@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import pickle
 from pathlib import Path
 
 import pytest
@@ -82,13 +85,26 @@ def damage_flip(raw: bytes) -> bytes:  # still valid JSON, a different value: th
     return header + b"\n" + payload.replace(b"shape", b"shapf", 1)
 
 
-def damage_foreign_class(raw: bytes) -> bytes:  # a consistent entry naming a class outside the course
-    payload = json.dumps([{"@": "subprocess.Popen", "f": {"args": ["true"]}}, []]).encode()
+class RunsACommand:
+    """Pickles as a call of os.system: what a forged entry would hold to run code on load."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+def forged(raw: bytes, value) -> bytes:
+    """An entry consistent in every check but the classes it names (its checksum matches)."""
+    payload = pickle.dumps(value, protocol=5)
     header, _, _ = raw.partition(b"\n")
     key = json.loads(header)["key"]
-    import hashlib
-
     return json.dumps({"key": key, "sha256": hashlib.sha256(payload).hexdigest()}).encode() + b"\n" + payload
+
+
+def damage_foreign_class(raw: bytes) -> bytes:
+    return forged(raw, [RunsACommand(Path(os.environ["FORGED_MARKER"])), []])
 
 
 def damage_garbage(raw: bytes) -> bytes:
@@ -97,6 +113,8 @@ def damage_garbage(raw: bytes) -> bytes:
 
 @pytest.mark.parametrize("damage", [damage_truncate, damage_flip, damage_foreign_class, damage_garbage])
 def test_a_damaged_entry_is_ignored_and_rebuilt(tmp_path, damage, monkeypatch):
+    marker = tmp_path / "the forged entry ran a command"
+    monkeypatch.setenv("FORGED_MARKER", str(marker))
     path = tmp_path / "m.yaml"
     path.write_text((builtin_course_dir() / "01_eager_mental_model.yaml").read_text())
     expected = load_module_file(path)
@@ -108,13 +126,21 @@ def test_a_damaged_entry_is_ignored_and_rebuilt(tmp_path, damage, monkeypatch):
     assert load_module_file(path) == expected
     assert len(parsed) == 1
     assert parse_cache.lookup(entry.stem) == expected  # rewritten whole
+    assert not marker.exists()
 
 
-def test_the_codec_names_only_the_course_classes():
-    with pytest.raises(KeyError):
-        parse_cache.decode(json.dumps({"@": "builtins.eval", "f": {}}))
-    with pytest.raises(TypeError):
-        parse_cache.encode(Path("/etc"))
+def test_the_codec_names_only_the_course_classes(tmp_path):
+    marker = tmp_path / "ran"
+    with pytest.raises(pickle.UnpicklingError, match="posix.system|os.system"):
+        parse_cache.decode(pickle.dumps(RunsACommand(marker)))
+    assert not marker.exists()
+    with pytest.raises(pickle.UnpicklingError):
+        parse_cache.decode(pickle.dumps(Path("/etc")))
+    for foreign in (Path("/etc"), RunsACommand(marker), print, type):  # plain values (sets, bytes) are data: kept
+        with pytest.raises(TypeError):
+            parse_cache.encode([foreign])
+    module = load_course(builtin_course_dir()).modules()[0]
+    assert parse_cache.decode(parse_cache.encode([module, (1, "x"), {"k": None}])) == [module, (1, "x"), {"k": None}]
 
 
 def test_an_unwritable_cache_only_costs_time(tmp_path, monkeypatch):
