@@ -59,7 +59,8 @@ class PlainTutor(PlainReading):
         self.session = session
         self.start = start  # (module, item) to begin at, from --module / --drill (see start_point)
         self.workspace = Workspace(profile, session.course.identity)  # this course's lab files
-        self.service = TutoringService(session, sandbox, self.workspace)
+        self.service = TutoringService(session, sandbox, self.workspace, on_run=self._announce_run)
+        self._announced = False  # "Running in the sandbox…" said for this action already
         self.profile = profile
         self.stdin = stdin
         self.out = out
@@ -115,8 +116,7 @@ class PlainTutor(PlainReading):
             self.say(read)
             return
         module_id, drill, code = self._viewable
-        self.say("Running in the sandbox…")
-        report = self.loop.run_until_complete(self.service.open_view(module_id, drill, code, *read))
+        report = self.act(self.service.open_view(module_id, drill, code, *read))
         for text in plain_lines(view_report_blocks(report)):
             self.say(text)
 
@@ -126,7 +126,7 @@ class PlainTutor(PlainReading):
         if drill is None or (until is None and not self._revealed):
             self.say("The trace opens after your first prediction is checked.")
             return
-        report = self.loop.run_until_complete(self.service.trace(drill, until=until))
+        report = self.act(self.service.trace(drill, until=until))
         for text in trace_lines(report):
             self.say(text)
 
@@ -142,10 +142,20 @@ class PlainTutor(PlainReading):
             if until is not None:  # bisection: the rows up to that line, never the failing one
                 self.show_trace(until)
 
+    def _announce_run(self) -> None:
+        if not self._announced:  # once per action, though one may run twice (a prediction and its trace)
+            self._announced = True
+            self.say("Running in the sandbox…")
+
+    def act(self, action):
+        """One of the service's use cases (a coroutine) run to its report; "Running…" is said by the
+        service's ``on_run``, only if it really runs something."""
+        self._announced = False
+        return self.loop.run_until_complete(action)
+
     def perform(self, action) -> RunReport:
         """Run one of the service's use cases (a coroutine) to its report, and show the report."""
-        self.say("Running in the sandbox…")
-        report = self.loop.run_until_complete(action)
+        report = self.act(action)
         if report.stages:  # a chained lab: whose code each earlier stage ran
             self.say("Earlier stages: " + "; ".join(inert(n) for n in report.stages))
         for text in plain_lines(run_blocks(report)):
@@ -351,7 +361,7 @@ class PlainTutor(PlainReading):
                 clock = time.monotonic()
                 while True:
                     answer = self.ask("Your answer > ", "self-check")
-                    report = self.loop.run_until_complete(
+                    report = self.act(
                         self.service.answer_self_check(module.id, check, answer, time.monotonic() - clock))
                     if not report.problem:
                         break

@@ -42,4 +42,4 @@ def test_a_solved_lab_says_so_with_its_tally_and_a_matching_wrong_submission_its
     assert plain_lines(run_blocks(solved)) == ["All checks pass ✓", "3/3 tests pass"]
     wrong = lab_report(submission_misconception="suffix sums are not prefix sums")
     assert plain_lines(run_blocks(wrong))[-1] == \
-        "That answer reveals a common misconception: suffix sums are not prefix sums"
+        "Your code matches a common wrong submission: suffix sums are not prefix sums"

@@ -34,7 +34,7 @@ def test_plain_mode_runs_a_module_from_stdin(tmp_path, mini_course, scripted_san
     text = out.getvalue()
     assert "I can't read 'three by one' as stride" in text
     assert "First divergence: stride, dim 0: you said 3, observed 1" in text
-    assert "That answer reveals a common misconception: a transpose copies the data" in text
+    assert "Your answer “(3, 1)” reveals a common misconception: a transpose copies the data" in text
     assert "Hint 1/2:" in text
     assert "Verified ✓ right." in text
     assert "Unlocked: 02 Second steps" in text
@@ -77,4 +77,5 @@ def test_plain_mode_says_when_the_lab_file_cannot_be_read_and_runs_nothing(tmp_p
     text = out.getvalue()
     assert f"{path} is not UTF-8 text" in text
     assert "The lab's file could not be read, so nothing was run and nothing was recorded." in text
+    assert "Running in the sandbox" not in text  # nothing ran, so it is not said to
     assert store.attempts() == [] and path.read_bytes().endswith(b"caf\xe9\n")

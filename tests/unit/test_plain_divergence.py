@@ -52,7 +52,7 @@ def test_a_first_divergence_drill_in_plain_mode(tmp_path, divergence_course, scr
     assert "The trace opens after your first prediction is checked." in text
     assert ("First divergence: You chose line 4, but a contract already fails earlier, on line 1 (stage convert): "
             "img max 255.0, contract range [0, 1]") in text
-    assert "That answer reveals a common misconception: the values go wrong where they are shifted" in text
+    assert "Your answer “line 4” reveals a common misconception: the values go wrong where they are shifted" in text
     assert "Trace (one row per line that changed a tensor" in text
     assert "  line 3        x: shape [2, 3, 4, 4]  dtype float32  stride (48, 1, 12, 3)  offset 0  shares img" in text
     assert "                ^ first failure: line 1: img max 255.0, contract range [0, 1]" in text

@@ -25,7 +25,7 @@ def wrong_prediction(**kwargs) -> RunReport:
 
 def test_a_misconception_is_prose_without_backticks():
     lines = plain_lines(run_blocks(wrong_prediction()))
-    assert "That answer reveals a common misconception: x.t() copies the data" in lines
+    assert "Your answer “(3, 1)” reveals a common misconception: x.t() copies the data" in lines
     assert not any("`" in text for text in lines)
 
 
@@ -62,3 +62,12 @@ def test_a_drill_is_introduced_by_its_kind():
     assert drill_label(divergence) == "first-divergence drill"
     kinds = {d.kind.value: drill_label(d) for m in load_course(fixtures / "mini_course").modules() for d in m.drills}
     assert kinds["repair"] == "repair drill" and kinds["lab"] == "exercise" and kinds["prediction"] == "drill"
+
+
+def test_two_misconceptions_each_name_the_answer_and_question_that_showed_it():
+    rows = (AskRow("s", "y.stride()", "(3, 1)", "(1, 3)", False, misconception="a transpose copies the data"),
+            AskRow("c", "y.is_contiguous()", "True", "False", False, misconception="every view is contiguous"))
+    report = RunReport("01", "d", AttemptKind.PREDICTION, Outcome.NOT_YET, status=RunStatus.OK, rows=rows)
+    said = [text for text in plain_lines(run_blocks(report)) if "misconception" in text]
+    assert said == ["Your answer “(3, 1)” to y.stride() reveals a common misconception: a transpose copies the data",
+                    "Your answer “True” to y.is_contiguous() reveals a common misconception: every view is contiguous"]

@@ -139,8 +139,18 @@ def _drill_blocks(report: RunReport) -> list[Block]:
 
 
 def _misconception_blocks(report: RunReport) -> list[Block]:
-    return [line(("That answer reveals a common misconception: ", Tone.MISCONCEPTION), *prose(inert(m)))
-            for m in report.misconceptions]
+    """Each misconception beside the answer that showed it (and, among several asks, the question), so
+    two of them never read as one sentence said twice."""
+    blocks: list[Block] = []
+    wrong = [row for row in report.rows if row.misconception] if report.graded else []
+    for row in wrong:
+        asked = f" to {inert(row.question)}" if len(report.rows) > 1 else ""
+        opening = f"Your answer “{inert(row.said)}”{asked} reveals a common misconception: "
+        blocks.append(line((opening, Tone.MISCONCEPTION), *prose(inert(row.misconception))))
+    if report.submission_misconception:
+        blocks.append(line(("Your code matches a common wrong submission: ", Tone.MISCONCEPTION),
+                           *prose(inert(report.submission_misconception))))
+    return blocks
 
 
 def _lab_blocks(report: RunReport) -> list[Block]:

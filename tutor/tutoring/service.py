@@ -10,7 +10,7 @@ parse -> run -> grade -> record -> unlock itself. No Textual here.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Mapping, Protocol
+from typing import Callable, Mapping, Protocol
 
 from tutor.course.schema import Drill
 from tutor.grading import DrillOutcome, describe_error, grade_read, read_answers, request_for, trace_request
@@ -49,11 +49,20 @@ class TutoringService(SelfCheckUseCases):
     ``workspace``: the learner's lab files for this course (a front end with labs passes it).
     """
 
-    def __init__(self, session: Session | None, sandbox: SandboxPort, workspace: Workspace | None = None):
+    def __init__(self, session: Session | None, sandbox: SandboxPort, workspace: Workspace | None = None,
+                 on_run: Callable[[], None] | None = None):
         self.session = session
         self.sandbox = sandbox
         self.workspace = workspace
         self.drafts = Drafts(session.store if session is not None else None)
+        # called just before each sandbox run: a front end says "running" only when something runs
+        # (an unreadable lab file, an unreadable answer run nothing and come back at once)
+        self.on_run = on_run
+
+    async def _run(self, request: RunRequest) -> RunResult:
+        if self.on_run is not None:
+            self.on_run()
+        return await self.sandbox.run(request)
 
     async def start(self) -> None:
         """Warm the sandbox up (a front end does this at once, in the background)."""
@@ -76,7 +85,7 @@ class TutoringService(SelfCheckUseCases):
 
         ``files``: a lab's other files and earlier stages by module name (see ``judge.labs``).
         """
-        result = await self.sandbox.run(request_for(drill, code, files))
+        result = await self._run(request_for(drill, code, files))
         return grade_read(drill, said or read_answers(drill, {}), result)
 
     async def run_snippet(self, code: str, timeout: float, source: str = "",
@@ -87,7 +96,7 @@ class TutoringService(SelfCheckUseCases):
         ``views``: views of names it bound (``run --view graph loss``), made after it ran.
         """
         trace = TraceSpec(function=trace_function) if trace_function is not None else None
-        result = await self.sandbox.run(RunRequest(code=code, timeout=timeout, trace=trace, views=views))
+        result = await self._run(RunRequest(code=code, timeout=timeout, trace=trace, views=views))
         obs = result.observation
         base = dict(source=source, status=RunStatus.read(result.status), seconds=result.seconds,
                     output=result.output, output_truncated=result.output_truncated)
@@ -231,7 +240,7 @@ class TutoringService(SelfCheckUseCases):
         """
         spec = ViewSpec(kind, of, optimizer)
         request = replace(request_for(drill, code, files), judged=False, check="", asks=(), views=(spec,))
-        result = await self.sandbox.run(request)
+        result = await self._run(request)
         status = RunStatus.read(result.status)
         obs = result.observation
         if not result.ok or obs is None:
@@ -317,7 +326,7 @@ class TutoringService(SelfCheckUseCases):
         """
         outcome = await self.observe(drill, code) if drill.is_first_divergence else None
         if outcome is None:
-            result = await self.sandbox.run(trace_request(drill, code))
+            result = await self._run(trace_request(drill, code))
             outcome = DrillOutcome(result)
         if not outcome.result.ok:
             return TraceReport((), problem=outcome.result.message)
