@@ -43,7 +43,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="open this module at its first unfinished drill (else the map, resuming where you "
                              "left off; in plain mode the module list)")
     parser.add_argument("--drill", metavar="[MODULE/]ID", dest="start_drill",
-                        help="open this drill or lab (MODULE/ when two modules have one of that id)")
+                        help="open this drill or lab (MODULE/ when two modules have one of that id; MODULE/self-check: "
+                             "that module's self-check)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("validate", help="check lesson files' schema and graph (fast, no torch)")

@@ -74,14 +74,18 @@ class Session:
         return position
 
     def start_point(self, module_id: str | None = None, drill_id: str | None = None) -> tuple[str, str]:
-        """Where ``--module ID`` or ``--drill [MODULE/]ID`` begins; ValueError says why it cannot."""
+        """Where ``--module ID`` or ``--drill [MODULE/]ID`` begins; ValueError says why it cannot.
+
+        ``--drill MODULE/self-check`` opens that module's self-check questions."""
         if drill_id is not None:
             wanted_module, _, wanted = drill_id.rpartition("/")
             wanted_module = wanted_module or module_id
-            found = [m.id for m in self.course.modules() if m.drill(wanted) is not None
-                     and (wanted_module is None or m.id == wanted_module)]
+            found = [m.id for m in self.course.modules() if (m.drill(wanted) is not None or (
+                     wanted == SELF_CHECKS and m.self_checks)) and (wanted_module is None or m.id == wanted_module)]
             if not found:
                 raise ValueError(f"there is no drill {drill_id!r} in this course")
+            if len(found) > 1 and wanted == SELF_CHECKS:
+                raise ValueError(f"modules {', '.join(found)} have self-checks: say whose, e.g. --drill {found[0]}/{wanted}")
             if len(found) > 1:
                 raise ValueError(f"drill {wanted!r} is in modules {', '.join(found)}: say which, e.g. "
                                  f"--drill {found[0]}/{wanted}")

@@ -8,6 +8,7 @@ from tests.ui.conftest import SIZE, settle
 from tutor.app.app import TutorApp
 from tutor.app.screens.drill import DrillScreen
 from tutor.app.screens.map import MapScreen
+from tutor.app.screens.self_check import SelfCheckScreen
 from tutor.cli import main
 
 
@@ -23,6 +24,14 @@ async def test_the_app_opens_at_the_named_drill_instead_of_resuming(make_app, mi
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, MapScreen)  # the map is under it, as after resuming
+
+
+async def test_the_app_opens_at_a_modules_self_check(make_app, mini_course_dir):
+    app = make_app(mini_course_dir)
+    app.begin = app.session.start_point(drill_id="01/self-check")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, SelfCheckScreen) and app.screen.module_id == "01"
 
 
 async def test_the_app_opens_a_module_at_its_first_unfinished_drill(make_app, mini_course_dir):
@@ -51,7 +60,8 @@ def test_the_command_line_opens_the_app_at_a_drill_or_module(tui_run, mini_cours
     base = ["--lessons", str(mini_course_dir), "--trust-lessons"]
     assert main([*base, "--drill", "01/sum-dtype"]) == 0
     assert main([*base, "--module", "01"]) == 0
-    assert tui_run == [("01", "sum-dtype"), ("01", "transpose-strides")]
+    assert main([*base, "--drill", "01/self-check"]) == 0
+    assert tui_run == [("01", "sum-dtype"), ("01", "transpose-strides"), ("01", "self-check")]
 
 
 @pytest.mark.parametrize("args, said", [

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from tutor.cli import main
+from tutor.course.loader import load_course
+from tutor.locations import builtin_course_dir
 from tutor.plain import PROMPT_KINDS, run_plain
 from tutor.plain_text import gpu_note_text, markdown_to_plain
 from tutor.progress.store import ProfileStore
@@ -91,3 +95,19 @@ def test_the_gpu_note_label_is_said_once():
     assert without_not_executed("*Not executed here.* On a GPU the kernel is queued.") == \
         "On a GPU the kernel is queued."
     assert without_not_executed("On a GPU it differs.") == "On a GPU it differs."
+
+
+def test_a_modules_self_check_is_a_start_point_too(tmp_path, mini_course, scripted_sandbox):
+    session = Session(mini_course, ProfileStore.open(tmp_path / "p.sqlite"))
+    assert session.start_point(drill_id="01/self-check") == ("01", "self-check")
+    assert session.start_point("01", "self-check") == ("01", "self-check")
+    assert session.start_point(drill_id="self-check") == ("01", "self-check")  # the only module with one here
+    with pytest.raises(ValueError, match="there is no drill '02/self-check'"):
+        session.start_point(drill_id="02/self-check")  # 02 has no self-check questions
+    builtin = Session(load_course(builtin_course_dir()), session.store)
+    with pytest.raises(ValueError, match="have self-checks: say whose, e.g. --drill 01/self-check"):
+        builtin.start_point(drill_id="self-check")
+    out = io.StringIO()
+    run_plain(session, "default", io.StringIO(":quit\n"), out, scripted_sandbox,
+              start=session.start_point(drill_id="01/self-check"))
+    assert "== 01 self-check" in out.getvalue() and "drill 1/2" not in out.getvalue()
