@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import argparse
 
 from tutor.progress.store import AttemptKind
@@ -64,10 +66,17 @@ def test_a_drill_is_introduced_by_its_kind():
     assert kinds["repair"] == "repair drill" and kinds["lab"] == "exercise" and kinds["prediction"] == "drill"
 
 
-def test_two_misconceptions_each_name_the_answer_and_question_that_showed_it():
+def test_two_misconceptions_each_name_the_answer_that_showed_it():
     rows = (AskRow("s", "y.stride()", "(3, 1)", "(1, 3)", False, misconception="a transpose copies the data"),
-            AskRow("c", "y.is_contiguous()", "True", "False", False, misconception="every view is contiguous"))
+            AskRow("c", "Is `y` contiguous?", "yes", "no", False, misconception="every view is contiguous"),
+            AskRow("v", "Is `y` a view?", "no", "yes", False, misconception="a transpose copies the data"))
     report = RunReport("01", "d", AttemptKind.PREDICTION, Outcome.NOT_YET, status=RunStatus.OK, rows=rows)
     said = [text for text in plain_lines(run_blocks(report)) if "misconception" in text]
-    assert said == ["Your answer “(3, 1)” to y.stride() reveals a common misconception: a transpose copies the data",
-                    "Your answer “True” to y.is_contiguous() reveals a common misconception: every view is contiguous"]
+    assert said == ["Your answer “(3, 1)” reveals a common misconception: a transpose copies the data",
+                    "Your answer “yes” reveals a common misconception: every view is contiguous",
+                    "Your answer “no” reveals a common misconception: a transpose copies the data"]
+    alike = RunReport("01", "d", AttemptKind.PREDICTION, Outcome.NOT_YET, status=RunStatus.OK,
+                      rows=(rows[1], replace(rows[2], said="yes")))
+    said = [text for text in plain_lines(run_blocks(alike)) if "misconception" in text]
+    assert said == ["Your answer “yes” (Is y contiguous?) reveals a common misconception: every view is contiguous",
+                    "Your answer “yes” (Is y a view?) reveals a common misconception: a transpose copies the data"]

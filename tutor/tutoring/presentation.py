@@ -139,14 +139,15 @@ def _drill_blocks(report: RunReport) -> list[Block]:
 
 
 def _misconception_blocks(report: RunReport) -> list[Block]:
-    """Each misconception beside the answer that showed it (and, among several asks, the question), so
-    two of them never read as one sentence said twice."""
+    """Each misconception beside the answer that showed it, so two of them never read as one sentence
+    said twice (the question too when two answers were spelled alike: the table above has them in order)."""
     blocks: list[Block] = []
     wrong = [row for row in report.rows if row.misconception] if report.graded else []
     for row in wrong:
-        asked = f" to {inert(row.question)}" if len(report.rows) > 1 else ""
-        opening = f"Your answer “{inert(row.said)}”{asked} reveals a common misconception: "
-        blocks.append(line((opening, Tone.MISCONCEPTION), *prose(inert(row.misconception))))
+        alike = sum(other.said == row.said for other in wrong) > 1
+        asked = [" (", *prose(inert(row.question)), ")"] if alike else []
+        blocks.append(line((f"Your answer “{inert(row.said)}”", Tone.MISCONCEPTION), *asked,
+                           (" reveals a common misconception: ", Tone.MISCONCEPTION), *prose(inert(row.misconception))))
     if report.submission_misconception:
         blocks.append(line(("Your code matches a common wrong submission: ", Tone.MISCONCEPTION),
                            *prose(inert(report.submission_misconception))))
