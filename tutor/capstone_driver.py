@@ -51,6 +51,21 @@ def _drive(stages, argv, progress):
 
     origins = {spec["origin"]: spec["label"] for spec in stages.values()}
     given = {}  # module -> the reference's public defs the learner's file left out
+    signatures = {}  # (module, qualified name) -> the reference's parameters, as the command calls them
+
+    def parameters(tree):
+        """``(qualified name, parameters as a call binds them)`` of a module's functions and methods."""
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                functions = [(f"{node.name}.{m.name}", m) for m in node.body if isinstance(m, ast.FunctionDef)]
+            else:
+                functions = [(node.name, node)] if isinstance(node, ast.FunctionDef) else []
+            for called, function in functions:
+                args = function.args
+                for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+                    if arg is not None:
+                        arg.annotation = None  # names and defaults are what a call binds
+                yield called, ast.unparse(args)
 
     class LearnerStages(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         """capstone.<stage> from the learner's text; llm.<stage> is the same module object."""
@@ -76,8 +91,10 @@ def _drive(stages, argv, progress):
                 # theirs, and what it did not (a workspace stage, say) is the reference's, calling theirs.
                 reference = stages[name]["reference"]
                 exec(compile(reference, f"<the reference {name}>", "exec"), module.__dict__)
-                defs = {node.name: module.__dict__.get(node.name) for node in ast.parse(reference).body
+                tree = ast.parse(reference)
+                defs = {node.name: module.__dict__.get(node.name) for node in tree.body
                         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")}
+                signatures.update({(name, called): args for called, args in parameters(tree)})
                 exec(compile(stages[name]["source"], stages[name]["origin"], "exec"), module.__dict__)
                 given[name] = [d for d, obj in defs.items() if module.__dict__.get(d) is obj]
 
@@ -85,12 +102,31 @@ def _drive(stages, argv, progress):
             return stages.get(fullname, {}).get("source")
 
     def where(exc):
+        """``(where in the learner's files it went wrong, what more to say)``; either may be empty."""
         if isinstance(exc, SyntaxError) and exc.filename in origins:
-            return f"{origins[exc.filename]}, line {exc.lineno}"
+            return f"{origins[exc.filename]}, line {exc.lineno}", ""
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in origins]
         if frames:
-            return f"{origins[frames[-1].filename]}, line {frames[-1].lineno}, in {frames[-1].name}"
-        return ""
+            return f"{origins[frames[-1].filename]}, line {frames[-1].lineno}, in {frames[-1].name}", ""
+        return called_otherwise(exc)
+
+    def called_otherwise(exc):
+        """A TypeError from calling a def of the learner's with the reference's arguments: it is
+        raised before any line of theirs runs, so no frame names their file; the def does.
+        ``(where, how the command calls it)``, or two empty strings."""
+        called = str(exc).split("()", 1)[0] if isinstance(exc, TypeError) and "()" in str(exc) else ""
+        head, _, rest = called.partition(".")
+        for name in stages:
+            obj = getattr(sys.modules.get(name), head, None) if head.isidentifier() else None
+            for part in rest.split(".") if rest else ():
+                obj = getattr(obj, part, None)
+            code = getattr(obj, "__code__", None)
+            if code is not None and code.co_filename in origins:
+                reference = signatures.get((name, called))
+                expected = f" (the command calls it as the reference defines it: {called}({reference}))" \
+                    if reference is not None else ""
+                return f"{origins[code.co_filename]}, line {code.co_firstlineno}, in {called}", expected
+        return "", ""
 
     sys.meta_path.insert(0, LearnerStages())
     problem, status = "", 1
@@ -100,9 +136,9 @@ def _drive(stages, argv, progress):
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else 1
     except BaseException as exc:  # the learner's code: say where, never a traceback
-        place = where(exc)
+        place, expected = where(exc)
         message = str(exc).splitlines()[0] if str(exc) else ""
-        problem = (f"{place}: " if place else "") + f"{type(exc).__name__}: {message}"[:1500]
+        problem = ((f"{place}: " if place else "") + f"{type(exc).__name__}: {message}" + expected)[:1500]
         if not place:
             problem += " (in code of yours it called: run the stage's lab to find which contract fails)"
     imported = "|".join(sorted(name for name in sys.modules if name.startswith("capstone.")))

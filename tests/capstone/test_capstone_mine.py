@@ -97,6 +97,15 @@ def test_a_broken_stage_file_fails_in_one_line_that_names_it(tier1, tmp_path, ca
     assert "your model.py (stage 4, 32/build-the-gpt)" in err and "NameError" in err and "in forward" in err
     assert "Traceback" not in out + err
 
+    # a def the command calls, redefined with other parameters: the TypeError is raised before any line
+    # of the learner's runs (no frame of theirs), so the def itself is named, with how the command calls it
+    write_stage("32", "build-the-gpt", model.replace("class GPT(nn.Module):\n    def __init__(self, config: GPTConfig):",
+                                                     "class GPT(nn.Module):\n    def __init__(self, config: GPTConfig, vocab):"))
+    assert capstone("train", "--package", "mine", "--workspace", str(ws.root), *TINY) == 1
+    err = capsys.readouterr().err
+    assert "your model.py (stage 4, 32/build-the-gpt), line" in err and "in GPT.__init__: TypeError: GPT.__init__()" \
+        in err and "(the command calls it as the reference defines it: GPT.__init__(self, config))" in err, err
+
     write_stage("32", "build-the-gpt", model + "\ndef unfinished(:\n")
     assert capstone("train", "--package", "mine", "--workspace", str(ws.root), *TINY) == 1
     err = capsys.readouterr().err
