@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from textual.geometry import Region
 from textual.widgets import Header, Input, Markdown, OptionList, RadioButton
 
 from tests.ui.conftest import SIZE, settle, text_of, type_into
@@ -14,6 +16,7 @@ from tutor.app.screens.placement import PlacementScreen
 from tutor.app.screens.review import ReviewScreen
 from tutor.app.screens.self_check import SelfCheckScreen
 from tutor.app.screens.stats import StatsScreen
+from tutor.app.widgets.code_view import CodeView
 from tutor.course.graph import Status
 from tutor.course.loader import load_course
 from tutor.progress.store import ProfileStore
@@ -214,3 +217,24 @@ async def test_a_test_out_prediction_shows_its_question_as_the_drill_does(make_a
             shown = text_of(screen.query_one("#options"))
             assert question.ask.question.replace("`", "") in shown, shown
             assert "**" not in screen.query_one("#question", Markdown).source
+
+
+async def test_a_test_out_prediction_wraps_a_long_code_line_at_80_columns(make_app, mini_course_dir):
+    """Its code was a Markdown fence, cut at the screen's edge on an 80-column terminal (tmux walk)."""
+    long_line = "total = torch.arange(6.).reshape(2, 3).t().contiguous().sum(dim=0, keepdim=True)  # the end"
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.test_out("02")
+        await pilot.pause()
+        screen = app.screen
+        screen.index = next(i for i, q in enumerate(screen.questions) if q.runs_code)
+        question = screen.questions[screen.index]
+        screen.questions[screen.index] = replace(question, drill=replace(question.drill, code=long_line))
+        screen.show_question()
+        await pilot.pause()
+        code = screen.query_one("#question-code", CodeView)
+        assert code.display and code.size.width <= 80
+        drawn = [strip.text for strip in code.render_lines(Region(0, 0, *code.outer_size))]
+        ink = "".join(ch for text in drawn for ch in text if not ch.isspace() and ch not in "│╭╮╰╯─")
+        assert "".join(long_line.split()) in ink, drawn  # every character of it, wrapped onto lines that fit

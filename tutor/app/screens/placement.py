@@ -10,6 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Header, Input, Markdown, Static
 
+from tutor.app.widgets.code_view import CodeView
 from tutor.app.widgets.footer import key_footer
 from tutor.app.widgets.result_panel import prose_text
 from tutor.judge import AnswerError
@@ -36,6 +37,7 @@ class PlacementScreen(Screen):
         with VerticalScroll(classes="drill-scroll"):
             yield Static("", id="where", classes="where")
             yield Markdown("", id="question")
+            yield CodeView("", id="question-code")  # wrapped, never cut at the screen's edge as a fence was
             yield Static("", id="options")
             yield Input(id="answer")
             yield Static("", id="status")
@@ -53,11 +55,12 @@ class PlacementScreen(Screen):
             f"{self.index + 1}/{len(self.questions)} (from module {question.module})"))
         if question.check is not None:
             self.query_one("#question", Markdown).update(inert(question.check.question))
+            self.query_one("#question-code", CodeView).show("")
             self.query_one("#options", Static).update(Text("\n".join(option_lines(question.check.options, "  "))))
         else:  # a prediction: the code runs in the sandbox once the learner has answered
             drill = question.drill
-            code = "\n".join(part.rstrip("\n") for part in (drill.setup, drill.code) if part.strip())
-            self.query_one("#question", Markdown).update(f"{inert(drill.prompt)}\n\n```python\n{inert(code)}\n```")
+            self.query_one("#question", Markdown).update(inert(drill.prompt))
+            self.query_one("#question-code", CodeView).show(inert(drill.code), inert(drill.setup))
             # the ask as the drill screen shows it: not Markdown, where "2**24" inside "**…**" lost its stars
             ask = prose_text(inert(question.ask.question), "bold")
             if question.ask.options:

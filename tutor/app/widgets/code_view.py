@@ -35,6 +35,11 @@ class CodeView(Static):
         self.code, self.setup = code, setup
         self._render_code()
 
+    def show(self, code: str, setup: str = "") -> None:
+        """Other code in the same view (the placement screen shows one drill after another)."""
+        self.code, self.setup = code, setup
+        self._render_code()
+
     def watch_setup_only(self) -> None:
         self._render_code()
 
