@@ -9,9 +9,10 @@ from textual.containers import VerticalScroll
 from textual.widgets import Input, TextArea
 
 from tests.ui.conftest import SIZE, settle, text_of
+from tutor.app.screens.self_check import SelfCheckScreen
 from tutor.plain import run_plain
 from tutor.progress.store import ProfileStore
-from tutor.session import Session
+from tutor.session import SELF_CHECKS, Session
 
 
 async def test_answers_typed_in_the_app_are_back_after_quitting_and_relaunching(make_app, mini_course_dir):
@@ -115,3 +116,29 @@ async def test_an_experiment_after_a_relaunch_shows_the_last_recorded_answers(ma
         await settle(again, pilot)
         result = text_of(again.screen.query_one("#result"))
         assert "your last answer" in result and "(3, 1)" in result, result  # it said "—" after a relaunch
+
+
+async def test_a_free_text_self_check_answer_is_back_after_quitting_until_it_is_answered(make_app, mini_course_dir):
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_item("01", SELF_CHECKS)
+        await pilot.pause()
+        assert isinstance(app.screen, SelfCheckScreen) and not app.screen.check.is_choice
+        await pilot.press(*"only the strides swap")
+        await pilot.press("ctrl+q")  # quit mid-answer, nothing submitted
+    again = make_app(mini_course_dir)  # the same profile file, a new app: it resumes at the self-check
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(again, pilot)
+        screen = again.screen
+        assert isinstance(screen, SelfCheckScreen) and screen.index == 0
+        assert screen.query_one("#answer", Input).value == "only the strides swap"
+        await pilot.press("enter")  # answered: the model answer, and nothing left to keep
+        await settle(again, pilot)
+        assert screen.awaiting_rating
+        assert again.session.store.drafts("01", SELF_CHECKS) == {}
+        await pilot.press("3", "ctrl+n")  # the multiple-choice question: a letter is no draft
+        await pilot.press("a")
+        assert screen.index == 1
+        await pilot.press("escape")  # leaving flushes what is pending
+        await settle(again, pilot)
+        assert not screen.is_attached and again.session.store.drafts("01", SELF_CHECKS) == {}

@@ -2,7 +2,7 @@
 
 A mixin so that the service stays one object for the front ends while its file stays small:
 these use the service's ``session`` (None: recording off), ``observe`` (a placement question
-on a drill runs its prediction in the sandbox) and ``_refs``.
+on a drill runs its prediction in the sandbox), ``drafts`` and ``_refs``.
 """
 
 from __future__ import annotations
@@ -14,12 +14,23 @@ from tutor.placement import PlacementQuestion, PlacementResult, judge_choice, ju
 from tutor.placement import passed as placement_passed
 from tutor.progress.review import SELF_RATINGS, rating_for
 from tutor.progress.store import Attempt, AttemptKind
+from tutor.session import SELF_CHECKS
 from tutor.tutoring.reports import PlacementReport, PlacementRow, Recorded, SelfCheckReport
 
 FREE_TEXT_EMPTY = "Write your answer first; then compare it with the model answer."
 
 
 class SelfCheckUseCases:
+    # ---------------------------------------------------------------- drafts: a long free-text answer
+    # survives leaving the question, quitting and a lost terminal (kept under the module's
+    # self-check position, one field per question), until it is answered
+
+    def self_check_draft(self, module_id: str, check: SelfCheck) -> str:
+        return self.drafts.answers(module_id, SELF_CHECKS).get(check.id, "")
+
+    def keep_self_check_draft(self, module_id: str, check: SelfCheck, text: str) -> None:
+        self.drafts.keep_answers(module_id, SELF_CHECKS, {check.id: text})
+
     async def answer_self_check(self, module_id: str, check: SelfCheck, answer: str, seconds: float,
                                 confidence: int | None = None) -> SelfCheckReport:
         """Judge a multiple-choice answer, or take a free-text one for the learner to compare and rate."""
@@ -45,6 +56,7 @@ class SelfCheckUseCases:
                 rating=rating_for(bool(correct), confidence, seconds))
             recorded = Recorded(AttemptKind.SELF_CHECK, bool(correct), review)
             done = module_id in session.progress.done
+        self.keep_self_check_draft(module_id, check, "")  # answered: nothing left to keep
         return SelfCheckReport(module_id, check.id, answer, correct=correct, right_answer=right,
                                model_answer=check.answer, needs_rating=correct is None, recorded=recorded,
                                unlocked=self._refs(unlocked), module_done=done)

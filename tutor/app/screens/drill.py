@@ -14,7 +14,7 @@ from textual.widgets import Header, Input, Markdown, RadioSet, Static, TextArea
 from tutor.app.widgets.answer_form import AnswerInput, ConfidenceButton, ConfidenceChoice
 from tutor.app.widgets.footer import key_footer
 from tutor.app.messages import CodeSubmitted, PredictionSubmitted
-from tutor.app.screens.drill_drafts import DraftKeeper
+from tutor.app.screens.draft_keeper import DraftKeeper
 from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
 from tutor.app.widgets.code_view import CodeView

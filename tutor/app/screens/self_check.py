@@ -12,6 +12,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Markdown, Static
 
+from tutor.app.screens.draft_keeper import DraftKeeper
 from tutor.app.widgets.footer import key_footer
 from tutor.app.widgets.page import Page, reveal
 from tutor.progress.review import SELF_RATING_WORDS
@@ -53,6 +54,8 @@ class SelfCheckScreen(Screen):
         self._clock = time.monotonic()
         self.awaiting_rating = False
         self._answer_seconds = 0.0
+        self.drafts = DraftKeeper(self, self._save_draft)  # a free-text answer is kept as it is typed
+        self._draft_of = None  # the question the answer box holds a draft for (None: not a draft)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -76,7 +79,21 @@ class SelfCheckScreen(Screen):
     def check(self):
         return self.module.self_checks[self.index]
 
+    def on_unmount(self) -> None:
+        self.drafts.flush()  # leaving, or quitting: what was typed is kept
+
+    def _save_draft(self) -> None:
+        if self._draft_of is not None:
+            self.app.tutoring.keep_self_check_draft(self.module_id, self._draft_of, self._draft_text)
+
+    @on(Input.Changed, "#answer")
+    def _answer_typed(self, event: Input.Changed) -> None:
+        if self._draft_of is not None and not self._draft_of.is_choice and event.value != self._draft_text:
+            self._draft_text = event.value  # held here: the box may be gone when the screen unmounts
+            self.drafts.changed()
+
     def show_question(self) -> None:
+        self.drafts.flush()  # the question being left keeps its draft
         check = self.check
         slot = self.app.session.slot(self.module_id)
         total = len(self.module.self_checks)
@@ -85,7 +102,9 @@ class SelfCheckScreen(Screen):
         self.query_one("#question", Markdown).update(inert(check.question))
         self.query_one("#options", Static).update(Text("\n".join(option_lines(check.options, "  "))))
         answer = self.query_one("#answer", Input)
-        answer.value = ""
+        self._draft_of, self._draft_text = None, ""
+        answer.value = self.app.tutoring.self_check_draft(self.module_id, check) if not check.is_choice else ""
+        self._draft_of, self._draft_text = check, answer.value
         answer.placeholder = ("Your answer: a letter" if check.is_choice
                               else "Your answer in a sentence or two, then Enter to see the model answer")
         answer.focus()
@@ -106,6 +125,7 @@ class SelfCheckScreen(Screen):
     @on(Input.Submitted, "#answer")
     async def submit(self, event: Input.Submitted) -> None:
         seconds = time.monotonic() - self._clock
+        self.drafts.flush()
         report = await self.app.tutoring.answer_self_check(self.module_id, self.check, event.value, seconds)
         problem = self.query_one("#problem", Static)
         problem.update(Text(report.problem))

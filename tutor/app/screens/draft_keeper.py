@@ -1,4 +1,5 @@
-"""The drill screen's drafts: its answer boxes and edited code, written to the profile as the learner types.
+"""What a screen keeps of what the learner types (a drill's answer boxes and edited code, a self-check's
+free-text answer), written to the profile as the learner types.
 
 Not on every key (a profile write is a SQLite commit): at most every ``DELAY`` seconds while typing, and
 at once before a run, when the editor opens or closes, and when the screen goes (leaving, quitting).
