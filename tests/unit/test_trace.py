@@ -217,6 +217,33 @@ def test_the_rows_are_capped_and_say_how_many_were_cut():
     assert len(obs.trace.rows) == MAX_TRACE_ROWS and obs.trace.cut > 0
 
 
+def test_an_exception_inside_a_loop_says_in_which_pass_of_each_enclosing_loop():
+    nested = ("x = torch.ones(2)\n"                 # 1
+              "for i in range(3):\n"                # 2
+              "    for j in range(4):\n"            # 3
+              "        d = 1 // (j - i - 1)\n"      # 4: i=0 divides by zero at j=1 (pass 1.2)
+              "        x = x + d\n")                # 5
+    obs = traced(nested)
+    assert obs.error.type == "ZeroDivisionError" and obs.error.line == 4
+    assert obs.trace.raised_in == (1, 2)
+    from tutor.tutoring.trace_view import trace_lines, trace_report
+    assert trace_lines(trace_report(obs.trace, error=obs.error))[-1] == (
+        "  Raised at line 4 (iteration 1.2): ZeroDivisionError: integer division or modulo by zero; "
+        "nothing after it ran.")
+    # raised in a function the loop calls: the loop's own line (the call) is what counts
+    called = ("def f(k):\n    return 1 // (3 - k)\n"
+              "x = torch.zeros(1)\nfor k in range(10):\n    x = x + f(k)\n")
+    assert traced(called, function="f").trace.raised_in == (4,)
+    # past the statement cap the passes are still counted
+    from tutor.sandbox.wire.trace import MAX_TRACE_STATEMENTS
+    long = f"total = 0\nfor i in range({MAX_TRACE_STATEMENTS + 50}):\n    total += 1 // ({MAX_TRACE_STATEMENTS + 7} - i)\n"
+    assert traced(long).trace.raised_in == (MAX_TRACE_STATEMENTS + 8,)
+    # outside any loop, or in a loop's header (between passes): no pass is named for it
+    assert traced("x = torch.ones(1)\ny = 1 // 0\n").trace.raised_in == ()
+    header = "def items():\n    yield 1\n    raise ValueError('no more')\nfor v in items():\n    w = v\n"
+    assert traced(header).trace.raised_in == ()
+
+
 def test_a_long_loop_fills_the_cap_and_the_rest_runs_untraced_counted():
     obs = traced("x = torch.zeros(2)\nfor i in range(1000):\n    x = x + 1\n    n = 3\nx = x * 2\n")
     assert obs.error is None and obs.variables["x"]["values"] == [2000.0, 2000.0]

@@ -105,7 +105,7 @@ class TutoringService(SelfCheckUseCases):
         return SnippetReport(
             variables=tuple((inert(name), describe_briefly(value)) for name, value in obs.variables.items()),
             error=describe_error(obs.error) if obs.error else "", error_type=inert(obs.error.type) if obs.error else "",
-            fence=tuple(obs.fence), trace=trace_report(obs.trace), views=tuple(obs.views), **base)
+            fence=tuple(obs.fence), trace=trace_report(obs.trace, error=obs.error), views=tuple(obs.views), **base)
 
     # ---------------------------------------------------------------- drills
 
@@ -339,7 +339,7 @@ def _trace(outcome: DrillOutcome) -> TraceReport | None:
     if observation is None or observation.trace is None:
         return None
     failures = outcome.contract_failures or ()
-    return trace_report(observation.trace, failures[0] if failures else None)
+    return trace_report(observation.trace, failures[0] if failures else None, observation.error)
 
 
 def _row(a) -> AskRow:

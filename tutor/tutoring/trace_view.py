@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tutor.judge.contracts import Failure, iteration_text, number_text
+from tutor.judge.contracts import Failure, iteration_text, number_text, place
 from tutor.safe_text import inert
 from tutor.wording import count
+from tutor.sandbox.wire import ErrorInfo
 from tutor.sandbox.wire.trace import MAX_TRACE_ROWS, TensorState, Trace, TraceRow
 
 
@@ -27,6 +28,7 @@ class TraceReport:
     first: Failure | None = None
     problem: str = ""  # the run could not be traced
     until: int | None = None  # a bisection hint: only rows up to this line, before the failing one
+    raised: str = ""  # where the code raised and what, e.g. "line 6 (iteration 3): ZeroDivisionError: …"
 
     def upto(self, line: int) -> "TraceReport":
         """The rows up to ``line`` and before the first failing row: a hint may show them."""
@@ -35,10 +37,14 @@ class TraceReport:
         return TraceReport(rows, 0, None, self.problem, line)
 
 
-def trace_report(trace: Trace | None, first: Failure | None = None) -> TraceReport | None:
+def trace_report(trace: Trace | None, first: Failure | None = None, error: ErrorInfo | None = None) -> TraceReport | None:
+    """``error``: what the traced code raised, if it did (said after the last row, with the loop's pass)."""
     if trace is None:
         return None
-    return TraceReport(tuple(trace.rows), trace.cut, first, trace.problem)
+    raised = ""
+    if error is not None and error.phase == "code" and error.line:
+        raised = f"{place(error.line, '', trace.raised_in)}: {error.type}: {error.message}"
+    return TraceReport(tuple(trace.rows), trace.cut, first, trace.problem, raised=raised)
 
 
 @dataclass(frozen=True)
@@ -152,6 +158,8 @@ def trace_blocks(report: TraceReport) -> TraceTable:
                      "ran untraced after it (a loop's passes fill it fast).")
     if first is not None and not first.name:
         notes.append(f"First failure: {inert(first.text)}")
+    if report.raised:  # the rows stop here: nothing after it ran
+        notes.append(f"Raised at {inert(report.raised)}; nothing after it ran.")
     return TraceTable(tuple(entries), tuple(notes))
 
 

@@ -25,7 +25,7 @@ import sys
 import weakref
 
 from tutor.sandbox.inner.describe import numpy_scalar
-from tutor.sandbox.wire.trace import (MAX_HOLDS, MAX_TRACE_BYTES, MAX_TRACE_NAMES, MAX_TRACE_ROWS,
+from tutor.sandbox.wire.trace import (MAX_HOLDS, MAX_LOOP_DEPTH, MAX_TRACE_BYTES, MAX_TRACE_NAMES, MAX_TRACE_ROWS,
                                       MAX_TRACE_STATEMENTS, TensorState, Trace, TraceRow, TraceSpec, wire_float)
 
 RECORDER = "__tutor_trace__"
@@ -57,13 +57,13 @@ def _method_call(name: str, method: str, loop: int, stmt: ast.stmt) -> ast.stmt:
 
 
 def _after_each(body: list[ast.stmt], name: str, loops: tuple[int, ...] | None = None,
-                counter: list[int] | None = None) -> list[ast.stmt]:
+                counter: list[int] | None = None, spans: dict | None = None) -> list[ast.stmt]:
     """``body`` with a record call after each statement.
 
     ``loops`` (top level only; None inside a function): the loops this body is in. A loop's
     own body is recorded per iteration, and nested loops inside it too: each loop is
     numbered, reset before it starts and counted at the top of each pass, so a row says
-    which iteration it is from.
+    which iteration it is from. ``spans``: each loop's body lines, by number (see ``raised_in``).
     """
     # nothing may come before a `from __future__` import but a docstring: records start after the last one
     futures = [i for i, stmt in enumerate(body) if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"]
@@ -72,7 +72,9 @@ def _after_each(body: list[ast.stmt], name: str, loops: tuple[int, ...] | None =
     for stmt in body[start:]:
         if loops is not None and counter is not None and isinstance(stmt, (ast.For, ast.While)):
             loop = counter[0] = counter[0] + 1
-            inner = _after_each(stmt.body, name, loops + (loop,), counter)
+            if spans is not None:
+                spans[loop] = (stmt.body[0].lineno, max(s.end_lineno or s.lineno for s in stmt.body))
+            inner = _after_each(stmt.body, name, loops + (loop,), counter, spans)
             stmt.body = [_method_call(name, "iterate", loop, stmt.body[0])] + inner
             out.append(_method_call(name, "begin", loop, stmt))
         out.append(stmt)
@@ -82,13 +84,15 @@ def _after_each(body: list[ast.stmt], name: str, loops: tuple[int, ...] | None =
     return out
 
 
-def instrument(source: str, filename: str, function: str, name: str):
-    """The code object of ``source`` with a record call after each statement (SyntaxError as compile raises it)."""
+def instrument(source: str, filename: str, function: str, name: str, spans: dict | None = None):
+    """The code object of ``source`` with a record call after each statement (SyntaxError as compile raises it).
+
+    ``spans``, when given, is filled with each top-level loop's body lines, by loop number."""
     tree = ast.parse(source, filename)
     for node in ast.walk(tree):
         if function and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
             node.body = _after_each(node.body, name)
-    tree.body = _after_each(tree.body, name, (), [0])
+    tree.body = _after_each(tree.body, name, (), [0], spans)
     ast.fix_missing_locations(tree)
     return compile(tree, filename, "exec")
 
@@ -330,6 +334,23 @@ class Recorder:
     def result(self) -> Trace:
         return Trace(rows=list(self.rows), cut=self.cut)
 
+    def raised_in(self, exc: BaseException, filename: str, spans: dict) -> tuple[int, ...]:
+        """The pass of each loop whose body the code's own top-level line was in when ``exc`` escaped.
+
+        Read from the traceback's frame of the code itself (its line is the statement that raised,
+        or the call it raised under) and the loops' spans, so no statement pays for it. A loop's
+        header raising (the next item, the condition) is between passes: that loop is not counted.
+        """
+        tb, line = exc.__traceback__, None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == filename and tb.tb_frame.f_code.co_name == "<module>":
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        if line is None:
+            return ()
+        inside = sorted((start, loop) for loop, (start, end) in spans.items() if start <= line <= end)
+        return tuple(self.passes.get(loop, 0) for _, loop in inside)[:MAX_LOOP_DEPTH]
+
 
 STATE_BYTES = 420  # a state's JSON with every key and short values (measured: ~330); the rest is added
 
@@ -353,8 +374,9 @@ def run_traced(source: str, filename: str, namespace: dict, spec: TraceSpec, tor
     recorder = Recorder(spec, torch)
     recorder.hidden = {name}
     recorder.prime(namespace)
+    spans: dict[int, tuple[int, int]] = {}
     try:
-        code = instrument(source, filename, spec.function, name)
+        code = instrument(source, filename, spec.function, name, spans)
     except SyntaxError:
         raised, error = run_code(source, filename, namespace, "code")  # reports the error as the runner does
         return raised, error, Trace(problem="the code does not compile, so it was not traced")
@@ -363,4 +385,10 @@ def run_traced(source: str, filename: str, namespace: dict, spec: TraceSpec, tor
         raised, error = run_code(code, filename, namespace, "code")
     finally:
         namespace.pop(name, None)
-    return raised, error, recorder.result()
+    trace = recorder.result()
+    if raised is not None:
+        try:
+            trace.raised_in = recorder.raised_in(raised, filename, spans)
+        except Exception:  # noqa: BLE001 - a detail of the report, never a reason to lose the run
+            pass
+    return raised, error, trace

@@ -78,6 +78,7 @@ class Trace:
     rows: list[TraceRow] = field(default_factory=list)
     cut: int = 0  # past a cap: the statements that ran after it, untraced (the first of them made the row it cut)
     problem: str = ""  # the trace itself could not be made (the code ran untraced)
+    raised_in: tuple[int, ...] = ()  # the code raised inside a top-level loop: each enclosing loop's pass then
 
 
 STATE_FIELDS = {
@@ -144,7 +145,8 @@ def read_trace(v: Any, clean: Callable[[str], str] = same) -> Trace | None:
         return None
     d = as_dict(v)
     return Trace(rows=[_row(r, clean) for r in as_list(d.get("rows", []))[:MAX_TRACE_ROWS]],
-                 cut=as_int(d.get("cut", 0)), problem=clean(as_text(d.get("problem", ""))))
+                 cut=as_int(d.get("cut", 0)), problem=clean(as_text(d.get("problem", ""))),
+                 raised_in=tuple(as_int(i) for i in as_list(d.get("raised_in", []))[:MAX_LOOP_DEPTH]))
 
 
 def read_spec(v: Any) -> TraceSpec | None:
