@@ -80,12 +80,40 @@ def test_control_flow_runs_unchanged_and_only_the_named_function_is_traced_insid
     assert obs.error is None
     assert obs.variables["total"]["value"] == 3 and obs.variables["x"]["values"] == [4.0, 4.0]
     # the record after line 3 never runs (its branch returns); `other` is not traced inside; a top-level
-    # loop's body is recorded on each pass (and the loop's own row has nothing left to show); a `with`
-    # and a `del` are each one top-level statement
+    # loop's body is recorded on each pass (and the loop's own row has nothing left to show), and so is
+    # the body of a `with` (its row is line 13's, not the whole block's)
     assert rows_of(obs) == [(9, "", ("x",)), (2, "step", ("a", "b")), (11, "", ("x",)), (2, "step", ("a", "b")),
-                            (11, "", ("x",)), (12, "", ("y",)), (14, "", ())]
+                            (11, "", ("x",)), (13, "", ("y",)), (14, "", ())]
     assert [r.iteration for r in obs.trace.rows] == [(), (), (1,), (), (2,), (), ()]
     assert obs.trace.rows[-1].gone == ("y",)
+
+
+def test_inside_an_if_a_with_and_a_try_each_statement_is_a_row_and_their_loops_count_passes():
+    code = ("w = torch.ones(2, requires_grad=True)\n"   # 1
+            "loss = (w * 3).sum()\n"                    # 2
+            "loss.backward()\n"                         # 3
+            "with torch.no_grad():\n"                   # 4
+            "    for p in [w]:\n"                       # 5
+            "        p -= 0.5 * p.grad\n"               # 6
+            "    w.grad.zero_()\n"                      # 7
+            "if w.sum() < 0:\n"                         # 8
+            "    v = w * 2\n"                           # 9
+            "else:\n"                                   # 10
+            "    v = w + 1\n"                           # 11
+            "try:\n"                                    # 12
+            "    u = v / 0\n"                           # 13
+            "    raise KeyError('k')\n"                 # 14
+            "except KeyError:\n"                        # 15
+            "    u = v.detach()\n"                      # 16
+            "finally:\n"                                # 17
+            "    t = u.sum()\n")                        # 18
+    obs = traced(code)
+    assert obs.error is None and obs.variables["t"]["values"] == -2.0  # w is -0.5 after the update: line 9
+    assert [(r.line, r.iteration, tuple(s.name for s in r.names)) for r in obs.trace.rows] == [
+        (1, (), ("w",)), (2, (), ("loss",)), (3, (), ("w",)),  # the gradient arrives
+        (6, (1,), ("w", "p")),                                 # the update's pass (p: the loop's name for w)
+        (9, (), ("v",)), (13, (), ("u",)), (16, (), ("u",)), (18, (), ("t",))]
+    assert state(obs, 6, "w").version == 1 and state(obs, 6, "w").max == -0.5
 
 
 def test_the_record_call_never_collides_with_the_learners_names():

@@ -1,9 +1,10 @@
 """Running a snippet traced: a record call after every statement, added by rewriting its syntax tree.
 
 After each top-level statement of the code, each statement of a top-level loop's body (per
-iteration, and of the loops nested in it), and each statement directly in the body of the
-function named by ``TraceSpec.function``, the recorder looks at the names in that
-scope and writes a row for every tensor-valued name the statement bound or changed
+iteration, and of the loops nested in it), each statement inside a top-level ``if``, ``with``
+or ``try`` (and the loops in those), and each statement in the body of the function named
+by ``TraceSpec.function`` (its ``if``, ``with`` and ``try`` blocks too), the recorder looks
+at the names in that scope and writes a row for every tensor-valued name the statement bound or changed
 (a new object, or the same one with a new ``_version``, shape, stride, ``requires_grad``,
 ``grad_fn`` or gradient). ``sys.settrace`` would see the same lines, but it slows every
 Python frame the snippet enters (``nn.Module.__call__``, the optimizer's step);
@@ -33,6 +34,7 @@ NAME_CHARS = 200  # a name as the wire's reader keeps it
 STATS_LIMIT = 1 << 24  # elements: past this, a tensor's statistics are not computed (not measurable)
 _STRIDED = None  # torch.strided, set by Recorder (this module is imported before torch is)
 _ENDS_FLOW = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+_BLOCKS = (ast.If, ast.With, ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
 
 def recorder_name(source: str) -> str:
@@ -76,7 +78,17 @@ def _after_each(body: list[ast.stmt], name: str, loops: tuple[int, ...] | None =
                 spans[loop] = (stmt.body[0].lineno, max(s.end_lineno or s.lineno for s in stmt.body))
             inner = _after_each(stmt.body, name, loops + (loop,), counter, spans)
             stmt.body = [_method_call(name, "iterate", loop, stmt.body[0])] + inner
+            stmt.orelse = _after_each(stmt.orelse, name, loops, counter, spans) if stmt.orelse else []
             out.append(_method_call(name, "begin", loop, stmt))
+        elif isinstance(stmt, _BLOCKS):
+            # the statements inside an if, a with or a try are recorded one by one too (a `with
+            # torch.no_grad():` update, a branch), and a loop inside them per pass like any other
+            for field in ("body", "orelse", "finalbody"):
+                inside = getattr(stmt, field, None)
+                if inside:
+                    setattr(stmt, field, _after_each(inside, name, loops, counter, spans))
+            for handler in getattr(stmt, "handlers", ()):
+                handler.body = _after_each(handler.body, name, loops, counter, spans)
         out.append(stmt)
         if isinstance(stmt, _ENDS_FLOW):
             continue
