@@ -34,8 +34,9 @@ IGNORED = ("seconds", "tier", "note")  # how long a run took and where: not part
 
 
 # Fields added after entries were recorded, left out while unset so those entries still match: of a request's
-# key, and of an observation.
+# key, and of an observation; and of an observation's trace.
 LATER_FIELDS = ("trace", "views")
+LATER_TRACE_FIELDS = ("raised_in",)
 
 
 def request_key(request: RunRequest) -> str:
@@ -60,6 +61,9 @@ def result_data(result: RunResult) -> dict:
         for name in LATER_FIELDS:
             if not data["observation"].get(name):  # None, or an empty list
                 data["observation"].pop(name, None)
+        for name in LATER_TRACE_FIELDS:
+            if not (data["observation"].get("trace") or {}).get(name, True):
+                data["observation"]["trace"].pop(name)
     return json.loads(json.dumps(data))  # as the script holds it: tuples are lists
 
 
