@@ -66,3 +66,37 @@ def test_a_warm_validate_reads_the_warnings_back_and_an_edit_works_them_out_agai
     edited = io.StringIO()
     validate([course], edited)
     assert len(worked_out) == 1
+
+
+def test_launch_collects_no_garbage_until_the_first_frame_then_freezes_what_is_alive(monkeypatch, tmp_path):
+    """The collector's passes over the parsed course were ~70 ms of the first frame (bench_startup.py)."""
+    import gc
+
+    from tutor.app import launch as launching
+    from tutor.app.app import TutorApp
+
+    monkeypatch.setenv("PYTORCH_TUTOR_HOME", str(tmp_path))
+    seen = {}
+    real_open = launching.open_course_and_profile
+
+    def open_and_note(*args, **kwargs):
+        seen["loading"] = gc.isenabled()
+        return real_open(*args, **kwargs)
+
+    def run(app):
+        seen["running"] = gc.isenabled()
+        seen["after_frame"] = list(app._waiting_for_first_frame)
+
+    monkeypatch.setattr(launching, "open_course_and_profile", open_and_note)
+    monkeypatch.setattr(TutorApp, "run", run)
+    assert gc.isenabled()
+    try:
+        assert launching.launch() == 0
+        assert seen["loading"] is False and seen["running"] is False and gc.isenabled()  # on again when it ends
+        gc.disable()
+        for callback in seen["after_frame"]:  # what the first frame sets off
+            callback()
+        assert gc.isenabled() and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.enable()
