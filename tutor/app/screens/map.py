@@ -71,6 +71,9 @@ class HangingLine:
 
 
 class MapScreen(Screen):
+    # Focused as the screen is composed, so the first frame is drawn focused: focusing in on_mount came
+    # after that first layout and made Textual restyle and redraw the whole list once more (~20 ms)
+    AUTO_FOCUS = "#modules"
     BINDINGS = [
         Binding("enter", "open", "Open", show=True, tooltip="open the highlighted module where you left it"),
         Binding("slash", "search", "Search", tooltip="search modules by number or title"),
@@ -90,9 +93,6 @@ class MapScreen(Screen):
             with VerticalScroll(id="details-scroll"):  # Tab reaches it; arrows and PageDown scroll a long intro
                 yield Static(id="details")
         yield key_footer()
-
-    def on_mount(self) -> None:
-        self.query_one("#modules", OptionList).focus()
 
     def on_screen_resume(self) -> None:
         """Filled in each time the map comes back, the first time included (once: the option list
