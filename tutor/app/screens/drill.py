@@ -18,16 +18,16 @@ from tutor.app.screens.draft_keeper import DraftKeeper
 from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
 from tutor.app.widgets.code_view import CodeView
-from tutor.app.widgets.page import Page, reveal
+from tutor.app.widgets.page import Page
 from tutor.app.widgets.result_panel import ResultPanel, prose_text
 from tutor.app.widgets.trace_panel import NOT_YET, TracePanel
-from tutor.app.widgets.view_prompt import VIEW_KEY_HELP, VIEW_OPENED, ViewPanel, ViewPrompt, ViewSubmitted
+from tutor.app.widgets.view_prompt import VIEW_KEY_HELP, ViewPanel, ViewPrompt, ViewSubmitted
 from tutor.judge import ReadAnswer, expected_form
 from tutor.progress.store import CONFIDENCE_LEVELS, AttemptKind
 from tutor.plain_text import without_not_executed
 from tutor.safe_text import inert
 from tutor.tutoring.presentation import option_lines
-from tutor.tutoring.reports import RunReport, ViewReport
+from tutor.tutoring.reports import RunReport
 from tutor.tutoring.states import Outcome
 from tutor.wording import drill_label
 
@@ -67,7 +67,6 @@ class DrillScreen(LessonScreen):
         self.last_said: dict[str, ReadAnswer] = {}  # the last predictions recorded, shown beside experiments
         self._submitted: dict[str, ReadAnswer] = {}
         self.revealed = False
-        self._last_view = ""  # what the learner typed to open the last view, offered again
         self._clock = time.monotonic()
         self.drafts = DraftKeeper(self, self._save_drafts)
         self._code_typed = False
@@ -313,21 +312,12 @@ class DrillScreen(LessonScreen):
             return
         self.app.push_screen(ViewPrompt(self._last_view), self._open_view)
 
-    def _open_view(self, chosen: tuple[str, str, str] | None) -> None:
-        if chosen is None:
-            return
-        kind, of, optimizer = chosen
-        self._last_view = " ".join(part for part in chosen if part)
+    def request_view(self, kind: str, of: str, optimizer: str) -> None:
         code = self.query_one("#editor", TextArea).text if self.editing else None
         self.phase = "running"
         self.set_status(f"Running the code again for a {kind} view of {of}…", running=True)
         self.post_message(ViewSubmitted(self.module_id, self.drill, code, kind, of, optimizer))
 
-    def show_view(self, report: ViewReport) -> None:
-        panel = self.query_one("#view", ViewPanel)
-        panel.show_view(report)
-        reveal(panel)
-        self.set_status(VIEW_OPENED)
         self._finished()
 
     def action_edit(self) -> None:

@@ -19,11 +19,11 @@ from tutor.app.messages import LabSubmitted
 from tutor.app.screens.confirm import ConfirmScreen
 from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
-from tutor.app.widgets.page import Page, reveal
+from tutor.app.widgets.page import Page
 from tutor.app.widgets.result_panel import ResultPanel
-from tutor.app.widgets.view_prompt import VIEW_KEY_HELP, VIEW_OPENED, LabViewSubmitted, ViewPanel, ViewPrompt
+from tutor.app.widgets.view_prompt import VIEW_KEY_HELP, LabViewSubmitted, ViewPanel, ViewPrompt
 from tutor.safe_text import inert
-from tutor.tutoring.reports import RunReport, ViewReport
+from tutor.tutoring.reports import RunReport
 from tutor.tutoring.states import Outcome
 from tutor.workspace import Workspace, ensure_starter, read_exercise, reset_exercise
 
@@ -60,7 +60,6 @@ class ExerciseScreen(LessonScreen):
         self._last_saved = ""
         self._hints: tuple[str, ...] = ()
         self._checked = False  # a check has run (and shown its result): views open from then on
-        self._last_view = ""  # what the learner typed to open the last view, offered again
 
     def compose(self) -> ComposeResult:
         number = [d.id for d in self.module.drills].index(self.drill.id) + 1
@@ -170,19 +169,9 @@ class ExerciseScreen(LessonScreen):
             return
         self.app.push_screen(ViewPrompt(self._last_view), self._open_view)
 
-    def _open_view(self, chosen: tuple[str, str, str] | None) -> None:
-        if chosen is None:
-            return
-        kind, of, optimizer = chosen
-        self._last_view = " ".join(part for part in chosen if part)
+    def request_view(self, kind: str, of: str, optimizer: str) -> None:
         self.set_status(f"Running your saved file again for a {kind} view of {of}…")
         self.post_message(LabViewSubmitted(self.module_id, self.drill, None, kind, of, optimizer))
-
-    def show_view(self, report: ViewReport) -> None:
-        panel = self.query_one("#view", ViewPanel)
-        panel.show_view(report)
-        reveal(panel)
-        self.set_status(VIEW_OPENED)
 
     # ---------------------------------------------------------------- actions
 

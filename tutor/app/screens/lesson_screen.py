@@ -10,6 +10,7 @@ from textual.widgets import Markdown, Static
 from tutor.app.messages import Reported, Submitted
 from tutor.app.widgets.page import reveal
 from tutor.app.widgets.result_panel import ResultPanel, rich_line
+from tutor.app.widgets.view_prompt import VIEW_OPENED, ViewPanel
 from tutor.safe_text import inert
 from tutor.tutoring.presentation import hint_line
 from tutor.tutoring.reports import RunReport, ViewReport
@@ -63,8 +64,25 @@ class LessonScreen(Screen):
     def show(self, report: RunReport) -> None:
         """What else a report changes on this screen (the status, the explanation, the solution)."""
 
+    # ---------------------------------------------------------------- views (ctrl+l): both screens have #view
+
+    _last_view = ""  # what the view prompt offers again
+
+    def _open_view(self, chosen: tuple[str, str, str] | None) -> None:
+        """The view prompt's answer: ``(kind, of, optimizer)``, or None when it was dismissed."""
+        if chosen is None:
+            return
+        self._last_view = " ".join(part for part in chosen if part)
+        self.request_view(*chosen)
+
+    def request_view(self, kind: str, of: str, optimizer: str) -> None:
+        """Ask the service for the view (the drill runs its code again, a lab the saved file)."""
+
     def show_view(self, report: ViewReport) -> None:
-        """A view the learner opened (the drill screen has the panel for it)."""
+        panel = self.query_one("#view", ViewPanel)
+        panel.show_view(report)
+        reveal(panel)
+        self.set_status(VIEW_OPENED)
 
     def show_solution(self, heading: str) -> None:
         solution = self.query_one("#solution", Markdown)
