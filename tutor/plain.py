@@ -18,7 +18,7 @@ from tutor.course.schema import Drill, Module
 from tutor.plain_reading import PlainReading, numbered
 from tutor.plain_text import gpu_note_text, markdown_to_plain
 from tutor.progress.review import SELF_RATING_WORDS
-from tutor.safe_text import inert
+from tutor.safe_text import inert, safe_line
 from tutor.sandbox.client import Sandbox
 from tutor.session import OPENABLE, SELF_CHECKS, Session
 from tutor.tutoring.presentation import hint_line, option_lines, plain_lines, run_blocks, self_check_verdict
@@ -359,8 +359,12 @@ class PlainTutor(PlainReading):
                 for option in option_lines(check.options):
                     self.say(option)
                 clock = time.monotonic()
+                kept = "" if check.is_choice else self.service.self_check_draft(module.id, check)
+                if kept:  # typed in the app and not yet answered: an empty line keeps it
+                    self.say(f"Your answer from before: {safe_line(kept, 2000)} (Enter keeps it)")
                 while True:
                     answer = self.ask("Your answer > ", "self-check")
+                    answer = answer if answer.strip() or not kept else kept
                     report = self.act(
                         self.service.answer_self_check(module.id, check, answer, time.monotonic() - clock))
                     if not report.problem:

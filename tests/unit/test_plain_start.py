@@ -111,3 +111,17 @@ def test_a_modules_self_check_is_a_start_point_too(tmp_path, mini_course, script
     run_plain(session, "default", io.StringIO(":quit\n"), out, scripted_sandbox,
               start=session.start_point(drill_id="01/self-check"))
     assert "== 01 self-check" in out.getvalue() and "drill 1/2" not in out.getvalue()
+
+
+def test_a_self_check_answer_typed_in_the_app_is_offered_and_enter_keeps_it(tmp_path, mini_course, scripted_sandbox):
+    store = ProfileStore.open(tmp_path / "p.sqlite")
+    session = Session(mini_course, store)
+    store.save_drafts("01", "self-check", {"answer:" + mini_course.slot("01").module.self_checks[0].id:
+                                           "only the strides swap"})  # as the app's self-check screen keeps it
+    out = io.StringIO()
+    run_plain(session, "default", io.StringIO("\n3\n:quit\n"), out, scripted_sandbox, start=("01", "self-check"))
+    text = out.getvalue()
+    assert "Your answer from before: only the strides swap (Enter keeps it)" in text
+    assert "Model answer:" in text  # Enter answered with it
+    assert [a.answers for a in store.attempts() if a.kind == "self_check"] == [{"answer": "only the strides swap"}]
+    assert store.drafts("01", "self-check") == {}  # answered: nothing left to keep
