@@ -51,7 +51,6 @@ def _drive(stages, argv, progress):
 
     origins = {spec["origin"]: spec["label"] for spec in stages.values()}
     given = {}  # module -> the reference's public defs the learner's file left out
-    signatures = {}  # (module, qualified name) -> the reference's parameters, as the command calls them
 
     def parameters(tree):
         """``(qualified name, parameters as a call binds them)`` of a module's functions and methods."""
@@ -91,10 +90,8 @@ def _drive(stages, argv, progress):
                 # theirs, and what it did not (a workspace stage, say) is the reference's, calling theirs.
                 reference = stages[name]["reference"]
                 exec(compile(reference, f"<the reference {name}>", "exec"), module.__dict__)
-                tree = ast.parse(reference)
-                defs = {node.name: module.__dict__.get(node.name) for node in tree.body
+                defs = {node.name: module.__dict__.get(node.name) for node in ast.parse(reference).body
                         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")}
-                signatures.update({(name, called): args for called, args in parameters(tree)})
                 exec(compile(stages[name]["source"], stages[name]["origin"], "exec"), module.__dict__)
                 given[name] = [d for d, obj in defs.items() if module.__dict__.get(d) is obj]
 
@@ -122,7 +119,7 @@ def _drive(stages, argv, progress):
                 obj = getattr(obj, part, None)
             code = getattr(obj, "__code__", None)
             if code is not None and code.co_filename in origins:
-                reference = signatures.get((name, called))
+                reference = dict(parameters(ast.parse(stages[name]["reference"]))).get(called)  # only now: rare
                 expected = f" (the command calls it as the reference defines it: {called}({reference}))" \
                     if reference is not None else ""
                 return f"{origins[code.co_filename]}, line {code.co_firstlineno}, in {called}", expected

@@ -27,7 +27,7 @@ from tutor.progress.store import CONFIDENCE_LEVELS, AttemptKind
 from tutor.plain_text import without_not_executed
 from tutor.safe_text import inert
 from tutor.tutoring.presentation import option_lines
-from tutor.tutoring.reports import RunReport
+from tutor.tutoring.reports import RunReport, ViewReport
 from tutor.tutoring.states import Outcome
 from tutor.wording import drill_label
 
@@ -318,7 +318,9 @@ class DrillScreen(LessonScreen):
         self.set_status(f"Running the code again for a {kind} view of {of}…", running=True)
         self.post_message(ViewSubmitted(self.module_id, self.drill, code, kind, of, optimizer))
 
-        self._finished()
+    def show_view(self, report: ViewReport) -> None:
+        super().show_view(report)
+        self._finished()  # the view's run is over: Run and ctrl+l work again
 
     def action_edit(self) -> None:
         if not self.revealed:

@@ -55,7 +55,8 @@ class SelfCheckScreen(Screen):
         self.awaiting_rating = False
         self._answer_seconds = 0.0
         self.drafts = DraftKeeper(self, self._save_draft)  # a free-text answer is kept as it is typed
-        self._draft_of = None  # the question the answer box holds a draft for (None: not a draft)
+        self._draft_of = None  # the free-text question the answer box drafts for (None: a letter is no draft)
+        self._draft_text = ""  # held here: the box may be gone when the screen unmounts
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -88,8 +89,8 @@ class SelfCheckScreen(Screen):
 
     @on(Input.Changed, "#answer")
     def _answer_typed(self, event: Input.Changed) -> None:
-        if self._draft_of is not None and not self._draft_of.is_choice and event.value != self._draft_text:
-            self._draft_text = event.value  # held here: the box may be gone when the screen unmounts
+        if self._draft_of is not None and event.value != self._draft_text:
+            self._draft_text = event.value
             self.drafts.changed()
 
     def show_question(self) -> None:
@@ -102,9 +103,9 @@ class SelfCheckScreen(Screen):
         self.query_one("#question", Markdown).update(inert(check.question))
         self.query_one("#options", Static).update(Text("\n".join(option_lines(check.options, "  "))))
         answer = self.query_one("#answer", Input)
-        self._draft_of, self._draft_text = None, ""
-        answer.value = self.app.tutoring.self_check_draft(self.module_id, check) if not check.is_choice else ""
-        self._draft_of, self._draft_text = check, answer.value
+        self._draft_of = None if check.is_choice else check
+        self._draft_text = self.app.tutoring.self_check_draft(self.module_id, check) if self._draft_of else ""
+        answer.value = self._draft_text  # its Changed event is then no change
         answer.placeholder = ("Your answer: a letter" if check.is_choice
                               else "Your answer in a sentence or two, then Enter to see the model answer")
         answer.focus()
