@@ -142,3 +142,58 @@ def test_console_script_help():
     out = subprocess.run(command + ["--help"], capture_output=True, text=True, check=True).stdout
     for sub in ("validate", "check", "run", "progress", "doctor", "capstone"):
         assert sub in out
+
+
+THREAD_BOUND = """format_version: 1
+module: "01"
+intro: One drill whose answer is this machine's, one that holds anywhere.
+drills:
+  - id: thread-count
+    prompt: How many intra-op threads does torch use here?
+    setup: import torch
+    code: n = torch.get_num_threads()
+    ask:
+      - {expr: n, kind: int}
+    explanation: It is this machine's setting, which is why a drill must not ask it.
+    hints: [Count the cores.]
+    wrong_answers:
+      - {answer: "0", misconception: torch runs without threads}
+  - id: sum-dtype
+    prompt: What dtype does summing an int tensor give?
+    setup: import torch
+    code: s = torch.tensor([1, 2, 3]).sum()
+    ask:
+      - {expr: s.dtype, kind: dtype}
+    explanation: Integer sums accumulate in int64.
+    hints: [Think about overflow.]
+    wrong_answers:
+      - {expr: s.dtype, answer: float32, misconception: sums become floats}
+"""
+
+
+@pytest.mark.slow
+def test_check_under_two_settings_reports_the_drill_whose_answer_moved(tmp_path, capsys):
+    module = tmp_path / "m.yaml"
+    module.write_text(THREAD_BOUND)
+    assert main(["check", str(module), "--setting", "default/1", "--setting", "default/3"]) == 1
+    out = capsys.readouterr().out
+    assert "== under default/1: ATEN_CPU_CAPABILITY=default, 1 intra-op thread" in out
+    assert "MOVED 01/thread-count\n  default/1 -> default/3: n: 1 -> 3" in out
+    assert "MOVED 01/sum-dtype" not in out
+    assert "1 drill decided differently between settings" in out
+    # each setting alone: both drills hold
+    assert main(["check", str(module), "--setting", "default/3"]) == 0
+
+
+def test_check_refuses_a_setting_it_cannot_read_or_this_cpu_cannot_run(tmp_path, capsys, monkeypatch):
+    from tutor.sandbox import kernel_settings
+
+    module = tmp_path / "m.yaml"
+    module.write_text(THREAD_BOUND)
+    assert main(["check", str(module), "--setting", "sse9"]) == 2
+    assert "the capability is one of machine, default, avx2, avx512" in capsys.readouterr().err
+    assert main(["check", str(module), "--setting", "default/0"]) == 2
+    assert "the thread count is a whole number from 1 to 64" in capsys.readouterr().err
+    monkeypatch.setattr(kernel_settings, "cpu_flags", lambda: frozenset({"sse2", "avx2", "fma"}))
+    assert main(["check", str(module), "--setting", "avx512/1"]) == 2  # never a SIGILL in the sandbox
+    assert "this CPU lacks avx512bw, avx512dq, avx512f, avx512vl" in capsys.readouterr().out

@@ -4,36 +4,64 @@ Each drill is its own test (``tests/test_lessons.py::test_drill_passes_check[03/
 a failing drill names itself and ``-k`` picks drills or modules. The runs themselves happen once, in
 parallel as ``pytorch-tutor check`` runs them (one worker per core, on the session's sandbox), for the
 drills this session selected; each test then reads its own drill's report.
+
+A drill must hold on any machine, so every drill runs twice: under this machine's own CPU kernels and
+threads, and under ATen's portable kernels (``ATEN_CPU_CAPABILITY=default``) on one thread, in a
+second sandbox (``test_drill_decides_the_same_on_portable_kernels``). The two runs go at once: the
+check leaves a core idle much of the time (process starts, pipes), and the second setting fills it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 
 import pytest
 
-from tutor.authoring import check_drill
+from tutor.authoring import answer_changes, check_drill
+from tutor.course import grants
 from tutor.course.loader import load_course
 from tutor.locations import builtin_course_dir
+from tutor.sandbox.kernel_settings import KernelSettings
 
 COURSE = load_course(builtin_course_dir())
 DRILLS = {f"{m.id}/{d.id}": (m, d) for m in COURSE.modules() for d in m.drills}
-TEST_NAME = "test_drill_passes_check"
+TEST_NAMES = ("test_drill_passes_check", "test_drill_decides_the_same_on_portable_kernels")
+PORTABLE = KernelSettings("default", 1)
+
+
+@pytest.fixture(scope="session")
+def portable_sandbox():
+    from tutor.sandbox.client import Sandbox
+
+    box = Sandbox(read_only=grants.code_dirs(builtin_course_dir()), kernels=PORTABLE)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(box.start_sync).result()
+    yield box
+    box.close_sync()
 
 
 @pytest.fixture(scope="session")
 def check_reports(request, shared_sandbox) -> dict:
-    wanted = [item.callspec.params["drill"] for item in request.session.items
-              if getattr(item, "originalname", "") == TEST_NAME and item.callspec.params.get("drill") in DRILLS]
-    gate = asyncio.Semaphore(max(1, os.cpu_count() or 1))
+    """{(setting, drill ref): report} for the drills this session selected, under each setting it needs."""
+    wanted = {(item.originalname, item.callspec.params["drill"]) for item in request.session.items
+              if getattr(item, "originalname", "") in TEST_NAMES and item.callspec.params.get("drill") in DRILLS}
+    machine = sorted({ref for _, ref in wanted})  # the portable run is compared with the machine's
+    portable = sorted({ref for name, ref in wanted if name == TEST_NAMES[1]})
+    boxes = {"machine": shared_sandbox}
+    if portable:
+        boxes["portable"] = request.getfixturevalue("portable_sandbox")
+    cores = max(1, os.cpu_count() or 1)
+    gates = {name: asyncio.Semaphore(cores) for name in boxes}
 
-    async def one(ref: str):
-        async with gate:
-            return ref, await check_drill(*DRILLS[ref], shared_sandbox)
+    async def one(setting: str, ref: str):
+        async with gates[setting]:
+            return (setting, ref), await check_drill(*DRILLS[ref], boxes[setting])
 
     async def every():
-        return dict(await asyncio.gather(*(one(ref) for ref in wanted)))
+        jobs = [one("machine", ref) for ref in machine] + [one("portable", ref) for ref in portable]
+        return dict(await asyncio.gather(*jobs))
 
     return asyncio.run(every())
 
@@ -41,8 +69,18 @@ def check_reports(request, shared_sandbox) -> dict:
 @pytest.mark.slow
 @pytest.mark.parametrize("drill", list(DRILLS))
 def test_drill_passes_check(drill, check_reports):
-    report = check_reports[drill]
+    report = check_reports["machine", drill]
     assert report.ok, f"{drill} ({report.kind}):\n" + "\n".join(report.problems)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("drill", list(DRILLS))
+def test_drill_decides_the_same_on_portable_kernels(drill, check_reports):
+    """`check --setting machine --setting default/1`, drill by drill."""
+    portable, machine = check_reports["portable", drill], check_reports["machine", drill]
+    assert portable.ok, f"{drill} ({portable.kind}) under {PORTABLE.describe()}:\n" + "\n".join(portable.problems)
+    changes = answer_changes(DRILLS[drill][1], machine, portable)
+    assert not changes, f"{drill} decides differently under {PORTABLE.describe()}:\n" + "\n".join(changes)
 
 
 def test_the_course_loads_without_errors():

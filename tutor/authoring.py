@@ -7,7 +7,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, TextIO
+from typing import Iterable, Sequence, TextIO
 
 from tutor.course import grants
 from tutor.course.giveaway import course_giveaways
@@ -16,6 +16,7 @@ from tutor.grading import describe_error
 from tutor.judge import judge
 from tutor.judge.kinds import form_examples
 from tutor.sandbox.client import Sandbox
+from tutor.sandbox.kernel_settings import KernelSettings
 from tutor.tutoring.service import SandboxPort, TutoringService
 from tutor.validation import Target, load_targets, unreadable_wrong_answers, validate  # noqa: F401 - re-exported
 from tutor.wording import count
@@ -29,6 +30,10 @@ class DrillReport:
     problems: list[str]
     kind: str = "prediction"  # prediction | repair | lab, and "+processes" etc. for what it was granted
     observed: dict[str, str] = field(default_factory=dict)  # ask key -> observed value, for the giveaway check
+    # a prediction's ask key -> the run's described value, which the judge reads: two kernel settings are
+    # compared by judging one setting's observed answer against the other's value (tolerances apply)
+    described: dict[str, dict] = field(default_factory=dict)
+    why: dict[str, str] = field(default_factory=dict)  # a lab run's failing tests' messages, by run, for reports
 
     @property
     def ok(self) -> bool:
@@ -51,8 +56,11 @@ async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> Dri
     if drill.is_exercise:  # starter fails, reference passes, each wrong submission rejected by its test
         from tutor.judge.lab_check import lab_problems
 
-        problems = await lab_problems(drill, service)
-        return DrillReport(module.id, drill.id, time.perf_counter() - started, problems, _kind(drill))
+        outcomes: dict[str, str] = {}
+        why: dict[str, str] = {}
+        problems = await lab_problems(drill, service, outcomes, why)
+        return DrillReport(module.id, drill.id, time.perf_counter() - started, problems, _kind(drill), outcomes,
+                           why=why)
     if drill.is_first_divergence:  # proved from the traces: the declared line, the wrong ones, the repair
         from tutor.judge.divergence_check import divergence_problems
 
@@ -78,6 +86,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> Dri
         problems.append(f"check {obs.check}: {obs.check_text}")
 
     observed: dict[str, str] = {}
+    described_by_key: dict[str, dict] = {}
     for ask_outcome in outcome.asks:
         ask = ask_outcome.ask
         if ask_outcome.problem:
@@ -89,6 +98,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> Dri
             continue
         described = obs.asks[ask.key].value
         observed[ask.key] = verdict.observed
+        described_by_key[ask.key] = described
         if not judge(ask, verdict.observed, described).correct:
             problems.append(f"ask {ask.key!r}: the judge rejects the observed value typed back ({verdict.observed!r})")
         problems.extend(_examples_answering(ask, described))
@@ -113,9 +123,38 @@ async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> Dri
             if fixed_obs.check != "passed":
                 problems.append(f"solution's check {fixed_obs.check}: {fixed_obs.check_text}")
             problems.extend(f"solution fence rule: {f}" for f in fixed_obs.fence)
+            observed["the solution's check"] = fixed_obs.check
+    if drill.check.strip():
+        observed["the check"] = obs.check
     if problems:
         problems.extend(_output_tail(result))
-    return DrillReport(module.id, drill.id, time.perf_counter() - started, problems, _kind(drill), observed)
+    return DrillReport(module.id, drill.id, time.perf_counter() - started, problems, _kind(drill), observed,
+                       described_by_key)
+
+
+def answer_changes(drill: Drill, first: DrillReport, second: DrillReport) -> list[str]:
+    """What a drill decided differently under two kernel settings, in words (empty: nothing moved).
+
+    A prediction's answer moved when the answer observed under one setting is not accepted against
+    the value observed under the other (so a float that moved inside the ask's tolerance did not);
+    anything else (a first failing line, a check's verdict, which tests a lab submission passes)
+    moved when its text differs. A drill that failed under either setting is reported as such.
+    """
+    if first.ok != second.ok:
+        return ["passes its check under one setting only"]
+    out = []
+    for key in sorted(set(first.observed) | set(second.observed)):
+        a, b = first.observed.get(key), second.observed.get(key)
+        ask = next((x for x in drill.asks if x.key == key), None)
+        if ask is not None and key in first.described and key in second.described and a is not None and b is not None:
+            moved = not (judge(ask, b, first.described[key]).correct and judge(ask, a, second.described[key]).correct)
+        else:
+            moved = a != b
+        if moved:
+            out.append(f"{key}: {a if a is not None else '(nothing)'} -> {b if b is not None else '(nothing)'}")
+            if first.why.get(key) or second.why.get(key):
+                out.append(f"  failing before: {first.why.get(key) or '-'}; after: {second.why.get(key) or '-'}")
+    return out
 
 
 def view_problems(drill: Drill, obs) -> list[str]:
@@ -179,7 +218,10 @@ def _print_grants(targets: list[Target], out: TextIO) -> None:
         print("grants requested (a learner accepts them once per pack):\n" + grants.describe(wanted), file=out)
 
 
-def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, parallel: int | None = None) -> int:
+def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, parallel: int | None = None,
+          settings: Sequence[KernelSettings] = ()) -> int:
+    """Run every drill and prove its claims; under each of ``settings`` in turn when given (a drill must
+    decide the same under all of them: what moved is reported and fails the check)."""
     started = time.perf_counter()
     targets = load_targets(paths)
     errors = [e for t in targets for e in t.errors]
@@ -190,6 +232,12 @@ def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, paral
     if drill_id and not jobs:
         print(f"check: no drill with id {drill_id!r}", file=out)
         return 1
+    settings = list(dict.fromkeys(settings)) or [KernelSettings()]
+    for setting in settings:
+        problem = setting.problem()
+        if problem:
+            print(f"check: cannot run under {setting.label}: {problem}", file=out)
+            return 2
     parallel = parallel or max(1, os.cpu_count() or 1)
     # A module file checked on its own belongs to the course of its directory: the built-in
     # course's files need its code (capstone) just as the whole course does. One course gets
@@ -199,15 +247,22 @@ def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, paral
         options = grants.sandbox_options(next(iter(roots)), [m for t in targets for m in t.modules])
     else:
         options = {"read_only": [p for root in roots for p in grants.code_dirs(root)]}
-    reports = asyncio.run(_check_all(jobs, parallel, out, options))
-    failed = [r for r in reports if not r.ok]
+    runs: dict[KernelSettings, list[DrillReport]] = {}
+    for setting in settings:
+        if len(settings) > 1 or setting != KernelSettings():
+            print(f"== under {setting.label}: {setting.describe()}", file=out, flush=True)
+        runs[setting] = asyncio.run(_check_all(jobs, parallel, out, {**options, "kernels": setting}))
+    reports = runs[settings[0]]
+    failed = {(r.module, r.drill) for rs in runs.values() for r in rs if not r.ok}
     fresh: dict[str, dict[str, dict[str, str]]] = {}
     for (module, drill), report in zip(jobs, reports):
         if report.ok:
-            fresh.setdefault(module.file, {})[drill.id] = report.observed
+            keys = {a.key for a in drill.asks}
+            fresh.setdefault(module.file, {})[drill.id] = {k: v for k, v in report.observed.items() if k in keys}
     warnings = course_giveaways((m for t in targets for m in t.modules), fresh)
     for warning in warnings:
         print(warning, file=out)
+    moved = _print_changes(jobs, runs, out)
     elapsed = time.perf_counter() - started
     slowest = sorted(reports, key=lambda r: r.seconds, reverse=True)[:3]
     if slowest:
@@ -215,9 +270,29 @@ def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, paral
         print("time by kind (wall time per drill, after the sandbox's start):", file=out)
         for line in _timing_summary(reports):
             print(line, file=out)
-    status = ("ok" if not failed and not errors else
+    status = ("ok" if not failed and not errors and not moved else
               f"{count(len(failed), 'drill')} failed, {count(len(errors), 'file error')}")
+    status += f", {count(moved, 'drill')} decided differently between settings" if moved else ""
     status += f", {count(len(warnings), 'giveaway warning')}" if warnings else ""
-    print(f"check: {status} — {count(len(reports), 'drill')} in {elapsed:.1f} s on {count(parallel, 'worker')}",
-          file=out)
-    return 1 if failed or errors else 0
+    under = f" under {count(len(settings), 'setting')}" if len(settings) > 1 else ""
+    print(f"check: {status} — {count(len(reports), 'drill')}{under} in {elapsed:.1f} s on "
+          f"{count(parallel, 'worker')}", file=out)
+    return 1 if failed or errors or moved else 0
+
+
+def _print_changes(jobs: list[tuple[Module, Drill]], runs: dict[KernelSettings, list[DrillReport]],
+                   out: TextIO) -> int:
+    """Every drill that decided differently under another setting than under the first; their number."""
+    settings = list(runs)
+    moved = 0
+    for i, (module, drill) in enumerate(jobs):
+        lines = [f"  {settings[0].label} -> {other.label}: {change}" for other in settings[1:]
+                 for change in answer_changes(drill, runs[settings[0]][i], runs[other][i])]
+        if lines:
+            if not moved:
+                print("decided differently between settings (a drill must hold on any machine):", file=out)
+            moved += 1
+            print(f"MOVED {module.id}/{drill.id}", file=out)
+            for line in lines:
+                print(line, file=out)
+    return moved

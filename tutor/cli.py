@@ -54,6 +54,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", type=Path, help="course directories or module files (default: built-in)")
     p.add_argument("--drill", metavar="ID", help="only the drill with this id")
     p.add_argument("--jobs", type=int, metavar="N", help="drills run at once (default: the number of cores)")
+    p.add_argument("--setting", action="append", default=[], metavar="CAPABILITY[/THREADS]", dest="settings",
+                   help="run the drills under ATen's CPU kernel set (machine, default, avx2, avx512) and an "
+                        "intra-op thread count, e.g. `--setting machine --setting default/1`; repeated, every "
+                        "drill must decide the same under each (what moved is reported and fails the check)")
 
     p = sub.add_parser("run", help="run a snippet file in the sandbox and print what it observed")
     p.add_argument("snippet", type=Path)
@@ -199,7 +203,14 @@ def main(argv: list[str] | None = None) -> int:
 
             if _refuse_third_party(_course_paths(args), args.trust_lessons):
                 return 2
-            return check(_course_paths(args), sys.stdout, drill_id=args.drill, parallel=args.jobs)
+            from tutor.sandbox.kernel_settings import KernelSettings, SettingError
+
+            try:
+                settings = [KernelSettings.parse(text) for text in args.settings]
+            except SettingError as exc:
+                print(f"check: {exc}", file=sys.stderr)
+                return 2
+            return check(_course_paths(args), sys.stdout, drill_id=args.drill, parallel=args.jobs, settings=settings)
         if args.command == "run":
             from tutor.snippet_report import run_snippet_file
 

@@ -45,6 +45,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
+from tutor.sandbox.kernel_settings import KernelSettings
 from tutor.sandbox.layers import describe_layers
 from tutor.sandbox.results import RunResult, from_done
 from tutor.sandbox.wire import MAX_EXPORT, OUTPUT_LIMIT, SLACK, RunRequest, Tier, granted
@@ -83,8 +84,14 @@ class Sandbox:
     def __init__(self, python: str | None = None, output_limit: int = OUTPUT_LIMIT,
                  start_timeout: float = START_TIMEOUT, tier: Tier | str | None = None, prefork: int = 2,
                  read_only: Iterable[str | os.PathLike] = (), compile_cache: str | os.PathLike | None = None,
-                 warm_compile: bool = False, output_dir: str | os.PathLike | None = None):
+                 warm_compile: bool = False, output_dir: str | os.PathLike | None = None,
+                 kernels: KernelSettings | None = None):
         self.python = python or sys.executable
+        # The CPU kernels and intra-op threads every run gets (``kernel_settings.py``); None: the machine's own.
+        problem = kernels.problem() if kernels is not None else ""
+        if problem:
+            raise ValueError(problem)
+        self.kernels = kernels
         self.prefork = prefork  # confined runners kept ready, so a Run does not wait for fork
         # Directories the course's code lives in (the capstone package, helper modules): shown
         # read-only to every run, besides the interpreter's own. Nothing else of the host is.
@@ -213,7 +220,8 @@ class Sandbox:
                     self._replaced = zygote.death or "it stopped"
                     zygote.close(wait=0.5)
                 zygote = self._zygote = _Zygote(self.python, self.choose_tier(), self.prefork, self.read_only,
-                                                 self.compile_cache, self.warm_compile, self.output_dir)
+                                                 self.compile_cache, self.warm_compile, self.output_dir,
+                                                 self.kernels)
             return zygote
 
     async def _ensure_zygote(self) -> _Zygote:

@@ -17,6 +17,7 @@ import threading
 
 from tutor.safe_text import inert
 from tutor.sandbox import framing
+from tutor.sandbox.kernel_settings import KernelSettings
 from tutor.sandbox.wire import Tier
 
 ZYGOTE = "tutor.sandbox.inner"  # run with ``python -I -m``: found through the installation, not a path
@@ -31,8 +32,10 @@ class _ZygoteDied(Exception):
     pass
 
 
-def zygote_environment() -> dict[str, str]:
-    """Everything the zygote's environment holds: no secrets, nothing from the learner's shell."""
+def zygote_environment(kernels: KernelSettings | None = None) -> dict[str, str]:
+    """Everything the zygote's environment holds: no secrets, nothing from the learner's shell.
+
+    ``kernels`` may add the one variable a chosen setting needs (ATen's CPU capability)."""
     return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",
@@ -41,6 +44,7 @@ def zygote_environment() -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",
         "CUDA_VISIBLE_DEVICES": "",
         "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS": "0",  # read when torch imports: see inner/compile_cache.py
+        **(kernels.environment() if kernels else {}),
     }
 
 
@@ -77,7 +81,8 @@ def _run_probe(python: str) -> dict:
 
 class _Zygote:
     def __init__(self, python: str, tier: Tier, pool: int, read_only: tuple[str, ...] = (),
-                 compile_cache: str | None = None, warm_compile: bool = False, output_dir: str | None = None):
+                 compile_cache: str | None = None, warm_compile: bool = False, output_dir: str | None = None,
+                 kernels: KernelSettings | None = None):
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         extra = [arg for path in read_only for arg in ("--read-only", path)]
         if compile_cache:
@@ -86,11 +91,13 @@ class _Zygote:
             extra.append("--warm-compile")
         if output_dir:
             extra += ["--output-dir", output_dir]
+        if kernels and kernels.threads:
+            extra += ["--threads", str(kernels.threads)]
         try:
             self.proc = subprocess.Popen(
                 [python, "-I", "-m", ZYGOTE, "--tier", tier, "--fd", str(child.fileno()), "--pool", str(pool),
                  *extra],
-                env=zygote_environment(), cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                env=zygote_environment(kernels), cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, pass_fds=(child.fileno(),), start_new_session=True)
         except OSError:
             parent.close()

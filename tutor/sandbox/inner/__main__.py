@@ -27,11 +27,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compile-cache", default="", dest="compile_cache")
     parser.add_argument("--warm-compile", action="store_true", dest="warm_compile")
     parser.add_argument("--output-dir", default="", dest="output_dir")
+    parser.add_argument("--threads", type=int, default=0)  # intra-op threads for every run (0: torch's default)
     args = parser.parse_args(argv)
     sock = socket.socket(fileno=args.fd)
     sock.setblocking(True)
     try:
-        started = prepare(args.tier, args.read_only, args.compile_cache, args.output_dir)
+        started = prepare(args.tier, args.read_only, args.compile_cache, args.output_dir, args.threads)
     except BaseException as exc:  # noqa: BLE001 - tell the UI why, then go
         try:
             sock.sendall(framing.pack({"op": "error", "message": f"{type(exc).__name__}: {exc}"[:2000]}))

@@ -111,7 +111,8 @@ class Forker:
         torch = self.torch
 
         def body() -> None:
-            run_snippet(request if request is not None else wait_for_request(_cpu_limit), env, torch)
+            run_snippet(request if request is not None else wait_for_request(_cpu_limit), env, torch,
+                        kernel_refuses_network=self.setup.seccomp)
 
         try:
             pid = tree.spawn(self.setup, spec, body)

@@ -34,7 +34,12 @@ NETWORK_REFUSED = "network sockets are refused in the sandbox (course fence rule
 
 
 def refuse_network() -> None:
-    """An audit hook refusing network sockets with a message that names the rule (seccomp refuses them too)."""
+    """An audit hook refusing network sockets with a message that names the rule.
+
+    Only where no seccomp filter refuses them in the kernel (tier 3): an audit hook is a Python
+    function called on every audited event, so torch.compile sees its frames (Dynamo counts each
+    frame it is offered: a learner's ``counters['frames']`` read one more than under ``python``).
+    Where the kernel refuses, the message is added after the fact (``_network_note``)."""
     import socket
 
     allowed = {getattr(socket, "AF_UNIX", None)}
@@ -53,6 +58,26 @@ def refuse_network() -> None:
     sys.addaudithook(hook)
 
 
+def _network_note(exc: BaseException) -> str:
+    """The fence rule's words for an error that the kernel's refusal of a socket caused ("" otherwise).
+
+    Read after the run from the exception alone: an OSError raised inside the socket module, with
+    the errno a seccomp refusal gives (EPERM, EACCES), or a name lookup that failed (the resolver's
+    own socket was refused). Nothing runs in the learner's process while its code does."""
+    import errno
+    import socket
+
+    if not isinstance(exc, OSError) or NETWORK_REFUSED in str(exc):
+        return ""
+    tb, from_socket = exc.__traceback__, False
+    while tb is not None:
+        from_socket = from_socket or tb.tb_frame.f_code.co_filename == getattr(socket, "__file__", None)
+        tb = tb.tb_next
+    if isinstance(exc, socket.gaierror) or (from_socket and exc.errno in (errno.EPERM, errno.EACCES)):
+        return f" — {NETWORK_REFUSED}"
+    return ""
+
+
 def _error_info(exc: BaseException, phase: str, filename: str) -> ErrorInfo:
     line = None
     tb = exc.__traceback__
@@ -62,7 +87,7 @@ def _error_info(exc: BaseException, phase: str, filename: str) -> ErrorInfo:
         tb = tb.tb_next
     if line is None and isinstance(exc, SyntaxError) and exc.filename == filename:
         line = exc.lineno
-    return ErrorInfo(phase, type(exc).__name__, clip_message(str(exc)), line)
+    return ErrorInfo(phase, type(exc).__name__, clip_message(str(exc) + _network_note(exc)), line)
 
 
 def _run(source, filename: str, namespace: dict, phase: str):
@@ -193,11 +218,14 @@ def wait_for_request(set_cpu_limit) -> RunRequest:
     return request
 
 
-def run_snippet(request: RunRequest, env: dict, torch) -> None:
-    """Run ``request`` here and now, write its result, and leave (never returns)."""
+def run_snippet(request: RunRequest, env: dict, torch, kernel_refuses_network: bool = False) -> None:
+    """Run ``request`` here and now, write its result, and leave (never returns).
+
+    ``kernel_refuses_network``: a seccomp filter refuses sockets (tiers 1 and 2), so no audit hook
+    is needed; the learner's code then runs with nothing of the harness's in its interpreter."""
     os.environ.clear()
     os.environ.update(env)
-    if "loopback" not in granted(request.needs):
+    if "loopback" not in granted(request.needs) and not kernel_refuses_network:
         refuse_network()
     try:
         obs, exports = run_request(request, torch)

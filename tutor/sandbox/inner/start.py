@@ -33,7 +33,8 @@ class Started:
     output_dir: OutputDir | None = None  # tier 1: the caller's output directory, for runs granted output-dir
 
 
-def prepare(tier: Tier, extra_ro: list[str], compile_cache: str = "", output_dir: str = "") -> Started:
+def prepare(tier: Tier, extra_ro: list[str], compile_cache: str = "", output_dir: str = "",
+            threads: int = 0) -> Started:
     started = time.monotonic()
     os.umask(0o077)
     os.chdir("/")
@@ -67,7 +68,7 @@ def prepare(tier: Tier, extra_ro: list[str], compile_cache: str = "", output_dir
     setup = Setup(tier=tier, uid=uid, gid=gid, root=root, landlock_abi=abi, seccomp=has_seccomp, plan=plan,
                   base=_mount_base(), path_fds=path_fds, python_ro=python_ro, extra_ro=extra,
                   compile_cache=cache.path if cache else "", output_dir=output.path if output else "")
-    torch, threads = warm.warm_torch()
+    torch, threads = warm.warm_torch(threads)
     if path_fds:
         warm.cache_unreachable_sources(uid, gid)
     sys.stdout.reconfigure(line_buffering=True)
@@ -76,6 +77,7 @@ def prepare(tier: Tier, extra_ro: list[str], compile_cache: str = "", output_dir
     facts = {
         "op": "ready", "pid": os.getpid(), "tier": tier, "uid": uid, "root": root, "landlock_abi": abi,
         "seccomp": has_seccomp, "seccomp_backend": seccomp.BACKEND, "torch": torch.__version__, "threads": threads,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "python": sys.executable, "scratch_base": scratch_base, "plan": plan.as_dict() if plan else None,
         "path_fds": len(path_fds), "extra_ro": extra, "warm_seconds": round(time.monotonic() - started, 3),
         "cgroup": bool(cgroup_base), "cgroup_note": cgroup_note, "compile_cache": cache.path if cache else "",

@@ -36,8 +36,11 @@ MODULES = ("json", "math", "random", "collections", "itertools", "functools", "d
            "socket", "subprocess", "threading", "ctypes", "copy", "pickle", "io")
 
 
-def warm_torch():
-    """Import torch and what drills use, run each kind of op once on one thread; return (torch, threads)."""
+def warm_torch(threads: int = 0):
+    """Import torch and what drills use, run each kind of op once on one thread; return (torch, threads).
+
+    ``threads`` is the intra-op thread count every run starts with (0: torch's own default, what a
+    plain interpreter on this machine gets)."""
     import numpy  # noqa: F401
     import numpy.random  # noqa: F401 - the runner seeds it on every run
     import torch
@@ -48,7 +51,7 @@ def warm_torch():
 
     for name in MODULES:
         __import__(name)
-    threads = torch.get_num_threads()
+    threads = threads or torch.get_num_threads()
     torch.set_num_threads(1)  # never run an op with 2 threads here (libgomp + fork deadlock)
     x = torch.randn(32, 32, requires_grad=True)
     loss = (x @ x).tanh().sum() + F.conv2d(x.view(1, 1, 32, 32), torch.ones(1, 1, 3, 3)).sum()
