@@ -670,3 +670,17 @@ def test_stdlib_sources_are_readable_for_inspect_and_tracebacks(sb):
     assert result.ok and result.observation.error is None, result.observation.error
     assert "def _generate_next_value_" in var(result, "src")
     assert "return _default_decoder.decode(s)" in var(result, "tb") and var(result, "g") == 12.0
+
+
+def test_a_loopback_run_resolves_its_own_names_so_c10d_says_nothing(sb):
+    """c10d's TCP store looks up each client's (IPv4-mapped) address and the host name; unresolved,
+    it printed "[c10d] The hostname of the client socket cannot be retrieved" into every
+    two-process drill's output."""
+    needs_tier1(sb)
+    code = ("import datetime, torch.distributed as dist\n"
+            "server = dist.TCPStore('127.0.0.1', 0, 2, True, timeout=datetime.timedelta(seconds=5), wait_for_workers=False)\n"
+            "client = dist.TCPStore('127.0.0.1', server.port, 2, False, timeout=datetime.timedelta(seconds=5))\n"
+            "client.set('k', 'v')\nvalue = server.get('k').decode()\n")
+    result = run(sb, code, needs=("processes", "loopback"), timeout=20)
+    assert result.ok and var(result, "value") == "v", result.message
+    assert "c10d" not in result.output, result.output

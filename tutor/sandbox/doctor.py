@@ -12,9 +12,10 @@ import sys
 from typing import TextIO
 
 from tutor.safe_text import inert
-from tutor.wording import count
 from tutor.sandbox.client import Sandbox, probe, run_sync
+from tutor.sandbox.kernel_settings import available
 from tutor.sandbox.wire import AskSpec, RunRequest, Tier, TooLarge, plain_value
+from tutor.wording import count
 
 INSIDE = r"""
 import os, torch
@@ -92,7 +93,8 @@ def print_report(out: TextIO) -> int:
         return 1
     info = sandbox.info
     print(f"zygote:   pid {info.get('pid')}, torch {info.get('torch')}, warmed in {info.get('warm_seconds')} s, "
-          f"{count(int(info.get('threads') or 0), 'thread')} per snippet", file=out)
+          f"{count(int(info.get('threads') or 0), 'thread')} per snippet, CPU kernels {info.get('cpu_capability')} "
+          f"(this CPU can run: {', '.join(available())})", file=out)
     print("layers:", file=out)
     width = max((len(k) for k in sandbox.layers), default=10)
     for name, status in sandbox.layers.items():

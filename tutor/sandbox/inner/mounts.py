@@ -153,7 +153,10 @@ def build_plan(extra_ro: list[str] | None = None) -> RootPlan:
                        f"sandbox:x:{os.getuid() if os.getuid() else NOBODY}:{os.getgid() if os.getuid() else NOBODY}"
                        ":sandbox:/tmp:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
         "/etc/group": "root:x:0:\nnogroup:x:65534:\n",
-        "/etc/hosts": "127.0.0.1 localhost\n::1 localhost\n",
+        # Names for what a loopback run meets: the uts namespace's host name, and the IPv4-mapped
+        # loopback address that c10d's TCP store looks up for every client ("The hostname of the
+        # client socket cannot be retrieved. err=-3" in every two-process drill's output otherwise).
+        "/etc/hosts": "127.0.0.1 localhost sandbox\n::1 localhost sandbox\n::ffff:127.0.0.1 localhost\n",
         "/etc/hostname": "sandbox\n",
     }
     dev = [n for n in DEV_NODES if os.path.exists(f"/dev/{n}")]
