@@ -225,6 +225,12 @@ def run_snippet(request: RunRequest, env: dict, torch, kernel_refuses_network: b
     is needed; the learner's code then runs with nothing of the harness's in its interpreter."""
     os.environ.clear()
     os.environ.update(env)
+    # torch's pthreadpool is marked stale by its fork handler and rebuilt by the first call that
+    # sets the thread count after the fork; two threads making that call at once (OpenMP workers
+    # starting their first op) can both take the stale pool, and one gets none: "pool INTERNAL
+    # ASSERT FAILED ... Invalid thread pool!" (seen in 35's lab with 4 threads on a busy machine).
+    # Rebuilt here, while this process has one thread, with the count it already has.
+    torch.set_num_threads(torch.get_num_threads())
     if "loopback" not in granted(request.needs) and not kernel_refuses_network:
         refuse_network()
     try:
