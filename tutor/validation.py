@@ -58,6 +58,9 @@ def validate(paths: Iterable[Path], out: TextIO) -> int:
     warnings = course_giveaways(m for t in targets for m in t.modules)
     for warning in warnings:
         print(warning, file=out)
+    thin = thinly_proved_labs(m for t in targets for m in t.modules)
+    for warning in thin:
+        print(warning, file=out)
     modules = sum(len(t.modules) for t in targets)
     drills = sum(len(m.drills) for t in targets for m in t.modules)
     checks = sum(len(m.self_checks) for t in targets for m in t.modules)
@@ -69,9 +72,26 @@ def validate(paths: Iterable[Path], out: TextIO) -> int:
     elapsed = time.perf_counter() - started
     status = "ok" if not errors else count(len(errors), "error")
     status += f", {count(len(warnings), 'giveaway warning')}" if warnings else ""
+    status += f", {count(len(thin), 'lab')} with fewer than {MIN_WRONG_SUBMISSIONS} wrong submissions" if thin else ""
     print(f"validate: {status} — {count(modules, 'module')}, {count(drills, 'drill')}, {count(checks, 'self-check')} "
           f"in {elapsed:.2f} s", file=out)
     return 1 if errors else 0
+
+
+MIN_WRONG_SUBMISSIONS = 2  # the rustlings/Exercism rule: a grader is worth what it is proved to reject
+
+
+def thinly_proved_labs(modules: Iterable[Module]) -> list[str]:
+    """A warning for each lab that declares fewer than two wrong submissions.
+
+    A warning, not an error: a pack written before the rule still validates. Repairs are not
+    counted: the format has no way yet for a repair to declare wrong fixes.
+    """
+    return [f"{module.file}:{drill.line}: warning: drill {drill.id!r}: a lab with "
+            f"{count(len(drill.wrong_submissions), 'wrong submission')}: declare at least {MIN_WRONG_SUBMISSIONS} "
+            f"(`wrong_submissions:`), mistakes learners make, so that `check` proves the tests reject them"
+            for module in modules for drill in module.drills
+            if drill.is_exercise and len(drill.wrong_submissions) < MIN_WRONG_SUBMISSIONS]
 
 
 def unreadable_wrong_answers(modules: Iterable[Module]) -> list[str]:

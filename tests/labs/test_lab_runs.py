@@ -77,6 +77,18 @@ def test_each_named_test_reports_on_its_own_with_the_authors_message(sandbox, co
     assert labs.failing_hints(cumsum, outcome.tests) == cumsum.hints
 
 
+def test_a_lab_graded_by_one_check_shows_a_matching_wrong_submissions_misconception(sandbox, course):
+    cumsum = lab(course, "cumsum")
+    suffix = cumsum.solution.replace("[:, None] <=", "[:, None] >=")
+    wrong = replace(cumsum.wrong_submissions[0], code=suffix, test="check")
+    one_check = replace(cumsum, tests=(), rules=None, probe="got = cumsum(torch.tensor([1, 2, 3])).tolist()",
+                        check='assert got == [1, 3, 6], f"got {got}"', wrong_submissions=(wrong,))
+    outcome = run(sandbox, one_check, suffix)
+    assert [(t.name, t.passed, t.message) for t in outcome.tests] == [("check", False, "got [6, 5, 3]")]
+    assert outcome.misconception == wrong.misconception
+    assert run(sandbox, one_check, suffix + "\nx = 1\n").misconception == ""  # another file: no match
+
+
 def test_a_random_case_failure_names_its_seed_and_the_smallest_case(sandbox, course):
     diff = lab(course, "diff")
     only_long = diff.solution.replace("return a - where", "return a if a.shape[0] == 1 else a - a + where")

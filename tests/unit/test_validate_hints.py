@@ -47,3 +47,43 @@ def test_a_colon_in_a_value_gets_a_hint(tmp_path):
     bad = DRILL.replace("    explanation: zeros.", "    explanation: zeros: two of them")
     assert validate([course_with(tmp_path, bad)], out) == 1
     assert "hint: a value contains ': '" in out.getvalue()
+
+
+LAB = """format_version: 2
+module: "04"
+drills:
+  - id: write-relu
+    kind: lab
+    prompt: Complete relu(x).
+    setup: import torch
+    starter: |
+      def relu(x):
+          raise NotImplementedError
+    probe: out = relu(torch.tensor([-1.0, 2.0])).tolist()
+    check: assert out == [0.0, 2.0], "negative entries must become 0"
+    solution: |
+      def relu(x):
+          return x.clamp(min=0)
+    explanation: clamp.
+    hints: [clamp]
+    wrong_submissions:
+      - change: [{from: "x.clamp(min=0)", to: "x.abs()"}]
+        test: check
+        misconception: ReLU drops the sign
+"""
+SECOND = """      - change: [{from: "x.clamp(min=0)", to: "x.clamp(max=0)"}]
+        test: check
+        misconception: the wrong side of zero
+"""
+
+
+def test_a_lab_with_fewer_than_two_wrong_submissions_is_warned_not_refused(tmp_path):
+    out = io.StringIO()
+    assert validate([course_with(tmp_path, LAB)], out) == 0, out.getvalue()  # old packs keep validating
+    assert ("04_after.yaml:4: warning: drill 'write-relu': a lab with 1 wrong submission: declare at least 2"
+            in out.getvalue()), out.getvalue()
+    assert "validate: ok, 1 lab with fewer than 2 wrong submissions" in out.getvalue()
+
+    out = io.StringIO()
+    assert validate([course_with(tmp_path / "two", LAB + SECOND)], out) == 0
+    assert "warning" not in out.getvalue() and "fewer than" not in out.getvalue()

@@ -178,6 +178,21 @@ drills:
     solution: |
       def relu(x):
           return x.clamp(min=0)
+    # Mistakes learners make, as edits of the solution: `check` proves that the test each one
+    # names rejects it, with `says:` in its message; `validate` warns on a lab with fewer than two.
+    wrong_submissions:
+      - change:
+          - from: "x.clamp(min=0)"
+            to: "x.abs()"
+        test: check
+        says: "negative entries must become 0"
+        misconception: ReLU makes every entry non-negative by dropping its sign
+      - change:
+          - from: "x.clamp(min=0)"
+            to: "x.clamp_(min=0)"
+        test: check
+        says: "leave x alone"
+        misconception: an in-place clamp saves a copy; but it overwrites the caller's tensor and returns it
     explanation: |
       `clamp(min=0)` keeps the positive part and returns a new tensor.
     hints:

@@ -162,9 +162,10 @@ def run_request(request: RunRequest, torch) -> tuple[Observation, bytes | None]:
             obs.check, obs.check_message, obs.check_line = "failed", info.message, info.line
         else:
             obs.check, obs.check_message, obs.check_line = "error", f"{info.type}: {info.message}", info.line
-    if request.imports and (request.tests or request.rules):  # a lab's judge half: rules, then each test's check
-        sources = dict(request.sources)
+    sources = dict(request.sources)
+    if request.imports and sources:  # a lab's judge half, graded by tests or by one check: which file was judged
         obs.fingerprint = labkit.fingerprint(next(iter(sources.values()), ""))
+    if request.imports and (request.tests or request.rules):  # rules, then each test's check
         if error is None or error.phase != "judge":
             namespace["learner_source"] = dict(sources)  # what a grader may read of the learner's files
             if request.rules:
