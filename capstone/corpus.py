@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from capstone import CapstoneError
-from capstone.safe_files import read_bytes, write_bytes
+from capstone.safe_files import in_a_workspace, read_bytes, write_bytes
 from capstone.workspace import Workspace, read_json, sha256_bytes, write_json
 
 VAL_FRACTION = 0.1
@@ -46,8 +46,8 @@ def load_default() -> Corpus:
 
 def load_file(path: str | Path) -> Corpus:
     path = Path(path)
-    try:
-        data = path.read_bytes()
+    try:  # a corpus kept in a workspace is read like the workspace's own files: never through a link
+        data = read_bytes(path) if in_a_workspace(path) else path.read_bytes()
     except OSError as e:
         raise CapstoneError(f"cannot read corpus {path}: {e.strerror}") from None
     try:

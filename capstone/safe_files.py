@@ -47,6 +47,10 @@ class RefusedFile(CapstoneError):
 class MissingFile(CapstoneError, FileNotFoundError):
     """A workspace file that is not there (an OSError too, as `open` would raise)."""
 
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.strerror = "No such file or directory"
+
     def __str__(self) -> str:
         return self.args[0]
 
@@ -56,10 +60,19 @@ def trust_root(root: str | os.PathLike) -> None:
     _roots.add(os.path.abspath(root))
 
 
+def _root_of(full: str) -> str | None:
+    return max((r for r in _roots if full.startswith(r.rstrip("/") + "/")), key=len, default=None)
+
+
+def in_a_workspace(path: str | os.PathLike) -> bool:
+    """Whether `path` lies below a declared workspace root (so it may be anyone's)."""
+    return _root_of(os.path.abspath(path)) is not None
+
+
 def _anchor(path: str | os.PathLike) -> tuple[str, list[str]]:
     """(the trusted directory the walk starts at, the components below it) for `path`."""
     full = os.path.abspath(path)
-    root = max((r for r in _roots if full.startswith(r.rstrip("/") + "/")), key=len, default=None)
+    root = _root_of(full)
     if root is None:
         root = os.path.dirname(full)
     parts = [p for p in full[len(root):].split("/") if p]

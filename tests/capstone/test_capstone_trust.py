@@ -25,8 +25,6 @@ import torch
 from capstone.tiny import tiny_workspace
 from test_capstone_mine import PROFILE, ROOT, capstone, space, tier1, write_stage  # noqa: F401 (tier1: a fixture)
 
-pytestmark = pytest.mark.slow
-
 
 class Payload:
     """Unpickled, it creates the file `mark`: code running wherever the pickle is loaded."""
@@ -75,6 +73,7 @@ def planting_export_stage(plant: str) -> str:
         + "    return report\n")
 
 
+@pytest.mark.slow
 def test_what_a_sandboxed_stage_plants_is_never_loaded_followed_or_written_through(tier1, tmp_path, capsys):
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -96,6 +95,8 @@ def test_what_a_sandboxed_stage_plants_is_never_loaded_followed_or_written_throu
         f"open(os.path.join(root, 'export', 'model.pt2'), 'wb').write(base64.b64decode({base64.b64encode(pt2)!r}))\n"
         "os.remove(os.path.join(root, 'corpus', 'train.txt'))\n"
         f"os.symlink({str(victim)!r}, os.path.join(root, 'corpus', 'train.txt'))\n"
+        "os.remove(os.path.join(root, 'tiny_corpus.txt'))\n"
+        f"os.symlink({str(victim)!r}, os.path.join(root, 'tiny_corpus.txt'))\n"
         "shutil.rmtree(os.path.join(root, 'eval'))\n"
         f"os.symlink({str(outside)!r}, os.path.join(root, 'eval'))\n"
         "os.remove(os.path.join(root, 'tokenizer', 'tokenizer.json'))\n"
@@ -124,6 +125,10 @@ def test_what_a_sandboxed_stage_plants_is_never_loaded_followed_or_written_throu
     assert capstone("corpus", "--workspace", str(ws.root)) == 1
     out, err = capsys.readouterr()
     assert "train.txt: a link" in err and "Traceback" not in out + err
+    # a corpus kept in the workspace is read without following a link too (it would land in train.txt)
+    assert capstone("corpus", "--corpus", str(ws.root / "tiny_corpus.txt"), "--workspace", str(ws.root)) == 1
+    out, err = capsys.readouterr()
+    assert "tiny_corpus.txt: a link" in err and "Traceback" not in out + err
     assert victim.read_text() == "not the corpus\n"
 
     # eval: a directory link; eval.json would have gone into `outside`
@@ -140,6 +145,7 @@ def test_what_a_sandboxed_stage_plants_is_never_loaded_followed_or_written_throu
     assert not mark.exists() and sorted(p.name for p in outside.iterdir()) == ["precious.txt"]
 
 
+@pytest.mark.slow
 def test_a_pickle_planted_as_the_checkpoint_is_refused_by_every_reader(tier1, tmp_path, capsys):
     mark = tmp_path / "payload-ran-on-the-host"
     ws = tiny_workspace(tmp_path / "ws")
@@ -157,6 +163,7 @@ def test_a_pickle_planted_as_the_checkpoint_is_refused_by_every_reader(tier1, tm
     assert not mark.exists()
 
 
+@pytest.mark.slow
 def test_a_profile_import_cannot_plant_a_stage_that_package_mine_runs(tier1, tmp_path, capsys):
     from tutor.cli import main as tutor_main
     from tutor.progress.store import BUILTIN_COURSE_ID
@@ -187,3 +194,42 @@ def test_a_profile_import_cannot_plant_a_stage_that_package_mine_runs(tier1, tmp
     assert capstone("train", "--package", "mine", "--workspace", str(ws.root), *tiny) == 0
     assert "model: your 32_build_the_gpt.py" in capsys.readouterr().err
     assert (ws.root / planted).read_text() == "ran"
+
+
+@pytest.mark.parametrize("plant", ["file link", "directory link", "fifo"])
+def test_the_reference_corpus_refuses_what_is_planted_and_writes_nothing_outside(tmp_path, capsys, plant):
+    from capstone.cli import main
+
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.txt").write_text("kept\n")
+    (ws / "corpus").mkdir(parents=True)
+    if plant == "file link":
+        (ws / "corpus" / "train.txt").symlink_to(outside / "precious.txt")
+    elif plant == "directory link":
+        (ws / "corpus").rmdir()
+        (ws / "corpus").symlink_to(outside, target_is_directory=True)
+    else:
+        os.mkfifo(ws / "corpus" / "corpus.json")
+    assert main(["corpus", "--workspace", str(ws)]) == 1
+    out, err = capsys.readouterr()
+    assert {"file link": "train.txt: a link", "directory link": "corpus is a link",
+            "fifo": "corpus.json: a special file"}[plant] in err
+    assert "never follow a link or read a special file" in err and "Traceback" not in out + err
+    assert sorted(p.name for p in outside.iterdir()) == ["precious.txt"]
+    assert (outside / "precious.txt").read_text() == "kept\n"
+
+
+def test_a_workspace_file_is_replaced_by_a_new_file_never_written_in_place(tmp_path):
+    """A hard link planted at a workspace name shares its inode with a file elsewhere: writing
+    into the existing file would change both; the new file renamed over the name changes neither."""
+    from capstone.safe_files import write_bytes
+    from capstone.workspace import Workspace
+
+    ws, elsewhere = Workspace(tmp_path / "ws"), tmp_path / "elsewhere.txt"
+    elsewhere.write_text("kept\n")
+    ws.train_text.parent.mkdir(parents=True)
+    os.link(elsewhere, ws.train_text)
+    write_bytes(ws.train_text, b"new corpus\n")
+    assert ws.train_text.read_bytes() == b"new corpus\n" and elsewhere.read_text() == "kept\n"
+    assert [p.name for p in ws.train_text.parent.iterdir()] == ["train.txt"]  # no temporary left behind
