@@ -24,11 +24,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import secrets
 import stat
 import warnings
-from itertools import accumulate
 from pathlib import Path
 
 from capstone import CapstoneError
@@ -61,12 +59,14 @@ def trust_root(root: str | os.PathLike) -> None:
 
 
 def _root_of(full: str) -> str | None:
-    return max((r for r in _roots if full.startswith(r.rstrip("/") + "/")), key=len, default=None)
+    """The declared root `full` is (or lies below), the deepest if several."""
+    return max((r for r in _roots if full == r or full.startswith(r.rstrip("/") + "/")), key=len, default=None)
 
 
 def in_a_workspace(path: str | os.PathLike) -> bool:
     """Whether `path` lies below a declared workspace root (so it may be anyone's)."""
-    return _root_of(os.path.abspath(path)) is not None
+    full = os.path.abspath(path)
+    return _root_of(full) not in (None, full)
 
 
 def _anchor(path: str | os.PathLike) -> tuple[str, list[str]]:
@@ -95,23 +95,25 @@ def _step(fd: int, name: str, path, create: bool) -> int:
                 raise MissingFile(f"{path} does not exist") from None
             with contextlib.suppress(FileExistsError):
                 os.mkdir(name, 0o755, dir_fd=fd)
-        except (NotADirectoryError, OSError) as e:
+        except OSError as e:  # ELOOP (a link), ENOTDIR (a file), EACCES...
             kind = _kind(fd, name)
-            raise _refused(path, f"{name} is {kind}" if kind else f"cannot open {name} ({e.strerror})") from None
+            raise _refused(path, f"{name} is {kind}" if kind in (LINK, SPECIAL, FILE)
+                           else f"cannot open {name} ({e.strerror})") from None
     raise AssertionError("unreachable")
 
 
+LINK, SPECIAL, DIRECTORY, FILE = "a link", "a special file", "a directory", "a file"
+
+
 def _kind(fd: int, name: str) -> str:
-    """What `name` in directory `fd` is, when it is not what a workspace holds ("" otherwise)."""
+    """What `name` in directory `fd` is, not following a link: LINK, SPECIAL, DIRECTORY, FILE, or "" (nothing)."""
     try:
         mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
     except OSError:
         return ""
     if stat.S_ISLNK(mode):
-        return "a link"
-    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
-        return "not a directory" if stat.S_ISREG(mode) else ""
-    return "a special file"
+        return LINK
+    return DIRECTORY if stat.S_ISDIR(mode) else FILE if stat.S_ISREG(mode) else SPECIAL
 
 
 @contextlib.contextmanager
@@ -152,7 +154,7 @@ def reading(path: str | os.PathLike, limit: int = MAX_FILE_BYTES):
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        raise _refused(path, "a directory" if stat.S_ISDIR(info.st_mode) else "a special file")
+        raise _refused(path, DIRECTORY if stat.S_ISDIR(info.st_mode) else SPECIAL)
     if info.st_size > limit:
         os.close(fd)
         raise RefusedFile(f"{path} is {info.st_size:,} bytes, more than the {limit:,} a workspace file may be")
@@ -170,17 +172,25 @@ def read_json(path: str | os.PathLike) -> dict:
     """A JSON object, capped in size and nesting; CapstoneError for anything else."""
     raw = read_bytes(path, MAX_JSON_BYTES)
     try:
-        text = raw.decode("utf-8")
-        outside_strings = re.sub(r'"(?:[^"\\]|\\.)*"', "", text)
-        depth = max(accumulate(1 if c in "[{" else -1 for c in outside_strings if c in "[]{}"), default=0)
-        if depth > MAX_JSON_DEPTH:
-            raise ValueError(f"nested {depth} deep")
-        obj = json.loads(text)
+        obj = json.loads(raw.decode("utf-8"))  # RecursionError past the interpreter's limit
+        if _depth(obj) > MAX_JSON_DEPTH:
+            raise ValueError(f"nested more than {MAX_JSON_DEPTH} deep")
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise RefusedFile(f"{path} is not the JSON a capstone command writes ({e}): run the command that makes it again") from None
     if not isinstance(obj, dict):
         raise RefusedFile(f"{path} does not hold a JSON object: run the command that makes it again")
     return obj
+
+
+def _depth(obj) -> int:
+    """How deep lists and objects nest in parsed JSON (without recursion)."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
 
 
 @contextlib.contextmanager
@@ -193,11 +203,8 @@ def replacing(path: str | os.PathLike):
     path = Path(path)
     with directory(path.parent, create=True) as dir_fd:
         kind = _kind(dir_fd, path.name)
-        if kind and kind != "not a directory":
+        if kind in (LINK, SPECIAL, DIRECTORY):
             raise _refused(path, kind)
-        with contextlib.suppress(FileNotFoundError):
-            if stat.S_ISDIR(os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
-                raise RefusedFile(f"{path} is a directory: remove it, then run the command that makes it again")
         tmp = f".{path.name}.{secrets.token_hex(6)}.tmp"
         fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd)
         try:
