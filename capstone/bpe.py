@@ -28,7 +28,6 @@ check that both learn identical merges.
 from __future__ import annotations
 
 import heapq
-import json
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -236,11 +235,16 @@ class Tokenizer:
 
     @classmethod
     def load(cls, path: str | Path) -> Tokenizer:
-        obj = json.loads(Path(path).read_text(encoding="utf-8"))
+        from capstone.workspace import read_json  # capped JSON, no link followed: the file may be anyone's
+
+        obj = read_json(Path(path))
         if obj.get("format") != FORMAT:
             raise CapstoneError(f"{path} is not a capstone tokenizer (format {obj.get('format')!r})")
-        return cls([tuple(p) for p in obj["merges"]], obj["split_pattern"].encode("latin-1"),
-                   obj.get("metadata"))
+        try:
+            return cls([(int(a), int(b)) for a, b in obj["merges"]], obj["split_pattern"].encode("latin-1"),
+                       obj.get("metadata"))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise CapstoneError(f"{path} is not a capstone tokenizer: run `capstone tokenize` again") from None
 
 
 def compare_hf(train_text: bytes, val_text: bytes, ours: Tokenizer) -> dict | str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from capstone import CapstoneError
+from capstone.safe_files import in_a_workspace, read_bytes, write_bytes
 from capstone.workspace import Workspace, read_json, sha256_bytes, write_json
 
 VAL_FRACTION = 0.1
@@ -45,8 +46,8 @@ def load_default() -> Corpus:
 
 def load_file(path: str | Path) -> Corpus:
     path = Path(path)
-    try:
-        data = path.read_bytes()
+    try:  # a corpus kept in a workspace is read like the workspace's own files: never through a link
+        data = read_bytes(path) if in_a_workspace(path) else path.read_bytes()
     except OSError as e:
         raise CapstoneError(f"cannot read corpus {path}: {e.strerror}") from None
     try:
@@ -93,9 +94,8 @@ def build(workspace: Workspace, corpus_path: str | Path | None = None,
         "train": {"bytes": len(train), "sha256": sha256_bytes(train)},
         "val": {"bytes": len(val), "sha256": sha256_bytes(val)},
     }
-    workspace.train_text.parent.mkdir(parents=True, exist_ok=True)
-    workspace.train_text.write_bytes(train)
-    workspace.val_text.write_bytes(val)
+    write_bytes(workspace.train_text, train)
+    write_bytes(workspace.val_text, val)
     write_json(workspace.corpus_meta, meta)
     return meta
 
@@ -104,7 +104,7 @@ def load_split(workspace: Workspace) -> tuple[bytes, bytes, dict]:
     """The train and validation bytes written by `build`, checked against their recorded hashes."""
     workspace.require(workspace.train_text, workspace.val_text, workspace.corpus_meta, made_by="corpus")
     meta = read_json(workspace.corpus_meta)
-    train, val = workspace.train_text.read_bytes(), workspace.val_text.read_bytes()
+    train, val = read_bytes(workspace.train_text), read_bytes(workspace.val_text)
     if sha256_bytes(train) != meta["train"]["sha256"] or sha256_bytes(val) != meta["val"]["sha256"]:
         raise CapstoneError(
             f"{workspace.train_text.parent} was edited after `capstone corpus` ran: run it again"

@@ -24,6 +24,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 from capstone import CapstoneError
+from capstone.safe_files import reading, replacing
 from capstone.workspace import Workspace, read_json
 
 TOKEN_DTYPE = np.uint16
@@ -33,15 +34,16 @@ IGNORE_INDEX = -1  # targets that are not scored (see model.GPT.forward)
 def write_tokens(path: Path, ids: list[int]) -> None:
     if ids and max(ids) > np.iinfo(TOKEN_DTYPE).max:
         raise CapstoneError(f"token id {max(ids)} does not fit in uint16; use a vocab below 65,536")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    out = np.memmap(path, dtype=TOKEN_DTYPE, mode="w+", shape=(len(ids),))
-    out[:] = np.asarray(ids, dtype=TOKEN_DTYPE)
-    out.flush()
-    del out  # close the mapping before anyone reads the file
+    with replacing(path) as f:  # a new file renamed into place: never written through a link
+        out = np.memmap(f, dtype=TOKEN_DTYPE, mode="w+", shape=(len(ids),))
+        out[:] = np.asarray(ids, dtype=TOKEN_DTYPE)
+        out.flush()
+        del out  # close the mapping before the file takes its name
 
 
 def read_tokens(path: Path) -> np.memmap:
-    return np.memmap(path, dtype=TOKEN_DTYPE, mode="r")
+    with reading(path) as f:  # opened without following a link; the mapping outlives the file object
+        return np.memmap(f, dtype=TOKEN_DTYPE, mode="r")
 
 
 def load_split_tokens(workspace: Workspace) -> tuple[np.memmap, np.memmap, dict]:

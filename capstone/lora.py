@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from capstone import CapstoneError
 from capstone.config import LoRAConfig
 from capstone.model import GPT
+from capstone.safe_files import load_tensors, save_tensors
 from capstone.workspace import Workspace
 
 TARGETS = ("attn.qkv", "attn.proj", "mlp.fc")
@@ -212,8 +213,8 @@ def finetune_workspace(workspace: Workspace, config: LoRAConfig | None = None,
         if config is not None:
             raise CapstoneError("--resume continues the saved fine-tune with its own settings; drop the other options")
         workspace.require(workspace.finetune_checkpoint, made_by="finetune")
-        state = torch.load(workspace.finetune_checkpoint, map_location="cpu", weights_only=True)
-        if state.get("format") != FINETUNE_FORMAT:
+        state = load_tensors(workspace.finetune_checkpoint)
+        if not isinstance(state, dict) or state.get("format") != FINETUNE_FORMAT:
             raise CapstoneError(f"{workspace.finetune_checkpoint} is not a capstone fine-tune checkpoint")
         if state["base"] != base_id:
             raise CapstoneError("the fine-tune was stopped on another pretraining checkpoint (train ran since): "
@@ -235,12 +236,10 @@ def finetune_workspace(workspace: Workspace, config: LoRAConfig | None = None,
     else:
         before = mean_nll(model, val_tokens[cut:])
     tuner.run(None if stop_after is None else tuner.step + stop_after, log, on_step)
-    workspace.adapter.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"rank": c.rank, "alpha": c.alpha, "targets": list(TARGETS),
-                "lora": lora_state_dict(model)}, workspace.adapter)
-    tmp = workspace.finetune_checkpoint.with_name(workspace.finetune_checkpoint.name + ".tmp")
-    torch.save(tuner.state_dict() | {"config": asdict(c), "base": base_id, "val_before": before}, tmp)
-    tmp.replace(workspace.finetune_checkpoint)  # a crash mid-save leaves the previous one intact
+    save_tensors({"rank": c.rank, "alpha": c.alpha, "targets": list(TARGETS), "lora": lora_state_dict(model)},
+                 workspace.adapter)
+    save_tensors(tuner.state_dict() | {"config": asdict(c), "base": base_id, "val_before": before},
+                 workspace.finetune_checkpoint)  # renamed into place: a crash leaves the previous one intact
     result = {"val_before": before, "val_after": mean_nll(model, val_tokens[cut:]),
               "last_train_loss": tuner.last_loss, "trainable_parameters": trainable_parameters(model),
               "steps": tuner.step, "step": tuner.step, "total_steps": c.steps, "finished": tuner.step >= c.steps,
@@ -281,7 +280,7 @@ def load_adapted(workspace: Workspace, merged: bool = True) -> GPT:
 
     workspace.require(workspace.adapter, made_by="finetune")
     model, _ = load_trained_model(workspace)
-    apply_adapter(model, torch.load(workspace.adapter, weights_only=True))
+    apply_adapter(model, load_tensors(workspace.adapter))
     if merged:
         merge(model)
     return model.eval()

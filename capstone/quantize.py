@@ -27,6 +27,7 @@ import torch.nn as nn
 from capstone import CapstoneError
 from capstone.config import EvalConfig
 from capstone.model import GPT
+from capstone.safe_files import load_tensors, save_tensors
 from capstone.workspace import Workspace
 
 SCOPE = "Linear layers of the transformer blocks (qkv, attn proj, fc, mlp proj); embeddings, LayerNorms fp32"
@@ -92,18 +93,17 @@ def save(model: GPT, path) -> None:
     """Save a quantized model with its config; `load` rebuilds it."""
     from dataclasses import asdict
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     with quiet_deprecations():
-        torch.save({"format": "capstone-int8/1", "model_config": asdict(model.config),
-                    "model": model.state_dict()}, path)
+        save_tensors({"format": "capstone-int8/1", "model_config": asdict(model.config),
+                      "model": model.state_dict()}, path)
 
 
 def load(path) -> GPT:
     from capstone.model import GPTConfig
 
     with quiet_deprecations():
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    if state.get("format") != "capstone-int8/1":
+        state = load_tensors(path)
+    if not isinstance(state, dict) or state.get("format") != "capstone-int8/1":
         raise CapstoneError(f"{path} is not a quantized capstone model")
     model = quantize(GPT(GPTConfig(**state["model_config"])))  # the int8 structure, then its weights
     with quiet_deprecations():

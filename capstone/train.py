@@ -33,6 +33,7 @@ from capstone import CapstoneError
 from capstone.config import RECIPE_DROPOUT, TrainConfig
 from capstone.data import load_split_tokens, training_loader
 from capstone.model import GPT, GPTConfig
+from capstone.safe_files import load_tensors, save_tensors
 from capstone.workspace import Workspace, log_to_stderr, write_json
 
 CHECKPOINT_FORMAT = "capstone-ckpt/1"
@@ -161,10 +162,7 @@ class Trainer:
         self.step, self.elapsed = state["step"], state["elapsed"]
 
     def save(self, path: Path, extra: dict | None = None) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        torch.save(self.state_dict() | (extra or {}), tmp)
-        tmp.replace(path)  # a crash mid-save leaves the previous checkpoint intact
+        save_tensors(self.state_dict() | (extra or {}), path)  # renamed into place: a crash leaves the previous one
 
     def run(self, until_step: int, time_budget: float | None = None,
             val_tokens: np.ndarray | None = None,
@@ -211,8 +209,8 @@ class Trainer:
 
 
 def load_checkpoint(path: Path) -> dict:
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    if state.get("format") != CHECKPOINT_FORMAT:
+    state = load_tensors(path)  # torch.load(weights_only=True), never through a link
+    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
         raise CapstoneError(f"{path} is not a capstone checkpoint")
     return state
 

@@ -2,6 +2,9 @@
 
 One place knows the layout, so a stage never guesses a path and a missing artifact always
 produces the same kind of message: which file is missing and which command makes it.
+Every file is read and written through `capstone.safe_files` (no link followed, data formats
+only, written as a new file renamed into place): a run of the learner's package may have
+written anything here.
 
     <workspace>/corpus/train.txt, val.txt, corpus.json      <- `capstone corpus`
     <workspace>/tokenizer/tokenizer.json                    <- `capstone tokenize`
@@ -22,7 +25,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from capstone import CapstoneError
+from capstone import CapstoneError, safe_files
 
 DEFAULT_WORKSPACE = "capstone-workspace"
 
@@ -38,22 +41,20 @@ def sha256_bytes(data: bytes) -> str:
 
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with safe_files.reading(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
 def write_json(path: Path, obj: dict) -> None:
-    # Write then rename, so an interrupted run never leaves half a metadata file behind.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    # A new file renamed into place, so an interrupted run never leaves half a metadata file behind.
+    safe_files.write_bytes(path, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def read_json(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
+    return safe_files.read_json(path)
+
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Workspace:
 
     def __init__(self, root: str | os.PathLike = DEFAULT_WORKSPACE):
         object.__setattr__(self, "root", Path(root))
+        safe_files.trust_root(root)  # the directory the user named; nothing below it is trusted
 
     # -- corpus stage
     @property

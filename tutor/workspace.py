@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tutor.course.schema import Drill, Stage, file_stem, is_safe_id
 from tutor.locations import inside, workspace_dir
-from tutor.progress.workspace_files import COURSES
+from tutor.progress.workspace_files import COURSES, imported_marker
 from tutor.progress.store import BUILTIN_COURSE_ID as LEGACY_COURSE  # whose progress the schema-4 migration kept
 
 MAX_EXERCISE_BYTES = 256 * 1024
@@ -144,13 +144,21 @@ def stage_file(space: Workspace, stage: Stage) -> tuple[str | None, str]:
 
 
 YOURS, SWITCHED, NOT_STARTED = "yours", "you switched to it", "not started yet"
+NOT_OPENED = "imported, and its lab not opened since"
 
 
 def stage_whose(space: Workspace, stage: Stage) -> str:
-    """YOURS, SWITCHED (to the reference) or NOT_STARTED: whose code an earlier stage runs."""
+    """YOURS, SWITCHED (to the reference), NOT_STARTED or NOT_OPENED: whose code an earlier stage runs.
+
+    A file a profile import wrote is someone else's code until the learner opens its lab
+    (``ensure_starter`` clears the mark): until then the stage is the reference, so that a shared
+    progress file never plants code that ``--package mine`` or a chained lab runs."""
     if uses_reference(space, stage.module_id, stage.drill_id):
         return SWITCHED
-    return YOURS if _lab_path(space, stage.module_id, stage.drill_id).exists() else NOT_STARTED
+    path = _lab_path(space, stage.module_id, stage.drill_id)
+    if not path.exists():
+        return NOT_STARTED
+    return NOT_OPENED if imported_marker(path).exists() else YOURS
 
 
 def header(module_id: str, drill: Drill) -> str:
@@ -159,10 +167,12 @@ def header(module_id: str, drill: Drill) -> str:
 
 
 def ensure_starter(space: Workspace, module_id: str, drill: Drill) -> Path:
-    """The exercise file, created from the starter the first time (never overwritten)."""
+    """The exercise file, created from the starter the first time (never overwritten). The learner
+    opens the lab with it: a file a profile import brought is theirs from now on."""
     path = exercise_path(space, module_id, drill)
     if not path.exists():
         path.write_text(header(module_id, drill) + drill.starter, encoding="utf-8")
+    imported_marker(path).unlink(missing_ok=True)
     for f in drill.files:
         other = other_file_path(space, module_id, drill, f.name)
         if not other.exists():
@@ -195,6 +205,7 @@ def reset_exercise(space: Workspace, module_id: str, drill: Drill) -> Path | Non
         kept = path.with_name(f"{path.stem}.before-reset-{time.strftime('%Y%m%d-%H%M%S')}.py")
         path.rename(kept)
     path.write_text(header(module_id, drill) + drill.starter, encoding="utf-8")
+    imported_marker(path).unlink(missing_ok=True)
     stamp = time.strftime('%Y%m%d-%H%M%S')
     for f in drill.files:  # a multi-file lab's other files go back to their starters too, kept the same way
         other = other_file_path(space, module_id, drill, f.name)

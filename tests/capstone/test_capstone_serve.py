@@ -3,6 +3,7 @@
 import http.client
 import io
 import threading
+from dataclasses import asdict
 
 import pytest
 import torch
@@ -13,7 +14,9 @@ from capstone.model import GPT, GPTConfig
 from capstone.config import SamplingConfig
 from capstone.generate import token_stream
 from capstone.sample import text_stream
+from capstone.safe_files import save_tensors
 from capstone.serve import make_server, serve_workspace
+from capstone.train import CHECKPOINT_FORMAT
 from capstone.workspace import write_json
 
 TINY = dict(vocab_size=512, context=32, d_model=32, n_layer=2, n_head=2)
@@ -70,8 +73,10 @@ def test_terminal_mode_serves_the_exported_program(fresh_workspace):
     ws = fresh_workspace
     torch.manual_seed(0)
     model = GPT(GPTConfig(**TINY)).eval()
-    export.save(export.export(model), ws.root / "export" / "model.pt2")
-    write_json(ws.root / "export" / "export.json", {"context": 32, "vocab_size": 512})
+    save_tensors({"format": CHECKPOINT_FORMAT, "step": 7, "model_config": asdict(model.config),
+                  "model": model.state_dict()}, ws.checkpoint)
+    export.save(export.export(model), ws.exported_program)
+    write_json(ws.export_report, {"context": 32, "vocab_size": 512, "checkpoint_step": 7})
     out = io.StringIO()
     greedy = SamplingConfig(tokens=10, temperature=0.0)
     assert serve_workspace(ws, source="export", terminal=True, prompt="The ", settings=greedy, out=out) == 0

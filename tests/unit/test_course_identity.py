@@ -250,3 +250,28 @@ def test_import_refuses_an_oversized_workspace_file(tmp_path, capsys):
     assert main(["profile", "import", str(bad)]) == 1
     assert "larger than the import allows" in capsys.readouterr().err
     assert not (workspace_dir("default") / "big.py").exists()
+
+
+def test_an_imported_lab_file_is_not_the_learners_until_its_lab_is_opened(tmp_path, capsys):
+    from tutor.course.schema import Stage
+    from tutor.workspace import NOT_OPENED, YOURS, course_key, stage_whose
+
+    shared = tmp_path / "shared.json"
+    relative = f"courses/{course_key(BUILTIN_COURSE_ID)}/07_micrograd.py"
+    shared.write_text(json.dumps({"format": "pytorch-tutor-profile", "version": 3, "attempts": [],
+                                  "workspace": [{"path": relative, "text": "import os  # someone else's\n"}]}))
+    assert main(["profile", "import", str(shared)]) == 0
+    space, stage = Workspace("default", BUILTIN_COURSE_ID), Stage("micro", "07", "micrograd", "")
+    assert stage_whose(space, stage) == NOT_OPENED
+    # the mark is this machine's: an export does not carry it, and an import cannot bring or forge one
+    again = tmp_path / "again.json"
+    assert main(["profile", "export", str(again)]) == 0
+    assert [f["path"] for f in json.loads(again.read_text())["workspace"]] == [relative]
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps({"format": "pytorch-tutor-profile", "version": 3, "attempts": [], "workspace": [
+        {"path": f"courses/{course_key(BUILTIN_COURSE_ID)}/.imported/07_micrograd.py", "text": ""}]}))
+    assert main(["profile", "import", str(forged)]) == 1
+    capsys.readouterr()
+    ensure_starter(space, "07", _Lab("micrograd", "# starter\n"))  # the learner opens the lab
+    assert stage_whose(space, stage) == YOURS
+    assert exercise_path(space, "07", _Lab("micrograd", "")).read_text() == "import os  # someone else's\n"

@@ -4,6 +4,12 @@ On export every regular file under the profile's workspace goes in as text. On i
 every path is checked before anything is written: relative, plain components, no
 '..', contained in the workspace once links are resolved, and capped in size and
 count. A local file that differs is kept beside the imported one, never overwritten.
+
+An imported file is someone else's code until the learner opens its lab: each one written is
+marked (``imported_marker``), and a marked lab file is not "the learner's" (``tutor.workspace``:
+`--package mine` and chained labs run the stage's reference) until opening the lab clears the
+mark. The marks live in a ``.imported`` folder, a name no export can carry (a component must
+start with a letter or digit), so an import can neither forge nor remove one.
 """
 
 from __future__ import annotations
@@ -18,6 +24,12 @@ MAX_FILES = 2000
 MAX_DEPTH = 4  # courses/<course>/<lab folder>/<file>
 COURSES = "courses"  # every course's files under courses/<course>/ (tutor/workspace.py)
 _COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+IMPORTED = ".imported"  # beside imported files: one empty mark per file not yet opened by the learner
+
+
+def imported_marker(path: Path) -> Path:
+    """The mark that ``path`` came from an import and its lab has not been opened since."""
+    return path.parent / IMPORTED / path.name
 
 
 def collect(workspace: Path) -> tuple[list[dict], list[str]]:
@@ -29,6 +41,8 @@ def collect(workspace: Path) -> tuple[list[dict], list[str]]:
         return files, skipped
     for path in sorted(workspace.rglob("*")):
         relative = path.relative_to(workspace).as_posix()
+        if IMPORTED in path.relative_to(workspace).parts:
+            continue  # this machine's marks, never carried
         if path.is_symlink() or not path.is_file():
             if path.is_symlink():
                 skipped.append(f"{relative}: a link")
@@ -124,6 +138,9 @@ def place(workspace: Path, files: list[tuple[str, str]]) -> tuple[int, list[str]
             target.rename(aside)
             kept.append(str(aside))
         target.parent.mkdir(parents=True, exist_ok=True)
+        mark = imported_marker(target)  # before the file: a crash between leaves a mark, never an unmarked file
+        mark.parent.mkdir(exist_ok=True)
+        mark.touch()
         target.write_text(text, encoding="utf-8")
         written += 1
     return written, kept
