@@ -177,6 +177,15 @@ def _scaffold(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tutor.locations import make_data_private, private_files
+
+    with private_files():  # profiles, exports, workspace files: the learner's alone, whatever the umask
+        for note in make_data_private():
+            print(f"pytorch-tutor: note: {note}", file=sys.stderr)
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     split = _capstone_tail(argv)
     args = _parser().parse_args(split[0] if split else argv)
