@@ -46,20 +46,22 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = ROOT / "tests" / "fixtures" / "mini_course"
 MACHINE_BYTES = 24 << 30
-SERVING = re.compile(rb"Serving pytorch-tutor on http://([^/\s]+)/")
+SERVING = re.compile(rb"Serving pytorch-tutor on http://([^/\s]+)/\?token=(\S+)")
 ANSWER, VERDICT = "(3, 1)", b"Not yet"  # a wrong prediction keeps the drill open, so every run grades
 
 
-def start_server(home: Path) -> tuple[subprocess.Popen, str]:
+def start_server(home: Path, tabs: int) -> tuple[subprocess.Popen, str]:
+    """The server, and its websocket's address with the token it printed (the browser's cookie, here)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "tutor", "--lessons", str(COURSE), "--trust-lessons", "serve-ui", "--port", "0"],
+        [sys.executable, "-m", "tutor", "--lessons", str(COURSE), "--trust-lessons", "serve-ui", "--port", "0",
+         "--max-sessions", str(tabs)],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         env={**os.environ, "PYTORCH_TUTOR_HOME": str(home)}, start_new_session=True, cwd=ROOT)
     assert process.stdout is not None
     for line in process.stdout:
         match = SERVING.search(line)
         if match:
-            return process, match.group(1).decode()
+            return process, f"ws://{match.group(1).decode()}/ws?token={match.group(2).decode()}"
     raise SystemExit("serve-ui did not start")
 
 
@@ -73,7 +75,7 @@ class Learner:
         self.latencies: list[float] = []
 
     async def connect(self) -> None:
-        self.ws = await self.session.ws_connect(f"ws://{self.address}/ws?width=120&height=40", max_msg_size=0)
+        self.ws = await self.session.ws_connect(f"{self.address}&width=120&height=40", max_msg_size=0)
         self.reader = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
@@ -219,7 +221,7 @@ async def main() -> None:
     args = parser.parse_args()
     random.seed(0)
     with tempfile.TemporaryDirectory(prefix="bench-serve-ui-") as home:
-        server, address = start_server(Path(home))
+        server, address = start_server(Path(home), max(int(s) for s in args.stages.split(",")))
         try:
             results = []
             for learners in (int(s) for s in args.stages.split(",")):

@@ -41,6 +41,9 @@ SKIPPED = {
     "pytorch-tutor serve-ui": "a web server that runs until stopped (tests/browser drives it)",
     "pytorch-tutor serve-ui --host 0.0.0.0 --allow-remote": "a web server that runs until stopped (tests/browser)",
     "pytorch-tutor --lessons DIR serve-ui --port 9000": "a web server that runs until stopped (tests/browser)",
+    "pytorch-tutor serve-ui --max-sessions 8": "a web server that runs until stopped (tests/browser/test_serve_access.py)",
+    "pytorch-tutor serve-ui --allow-host tutor.example.org": "a web server that runs until stopped "
+                                                             "(tests/browser/test_serve_access.py)",
     "pytorch-tutor --lessons my-pack/my_pack --watch": "opens the full-screen app (tests/ui/test_course_watch.py)",
     "pytest --lessons my-pack/my_pack": "a nested pytest run (tests/test_pytest_plugin.py runs the plugin)",
     "pip install ./my-pack && pytorch-tutor --course my-pack": "installs a package into the venv, then opens the app",

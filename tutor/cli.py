@@ -101,7 +101,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s, loopback)")
     p.add_argument("--port", type=int, default=8000, help="port (default: %(default)s; 0 picks a free one)")
     p.add_argument("--allow-remote", action="store_true",
-                   help="allow a --host that is not loopback: anyone who reaches the port can run the tutor")
+                   help="allow a --host that is not loopback (behind an authenticating proxy; see README)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME[:PORT]",
+                   help="a Host name a reverse proxy passes on (repeatable); loopback names are always allowed")
+    p.add_argument("--max-sessions", type=int, default=4, metavar="N",
+                   help="the most tutor processes (open tabs) at once (default: %(default)s)")
+    p.add_argument("--unix-socket", type=Path, metavar="PATH",
+                   help="listen on a Unix socket instead of --host/--port (jupyter-server-proxy's unix_socket)")
 
     p = sub.add_parser("capstone", help="build, train and evaluate the capstone GPT (see --help)",
                        add_help=False)
@@ -171,6 +177,15 @@ def _scaffold(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tutor.locations import make_data_private, private_files
+
+    with private_files():  # profiles, exports, workspace files: the learner's alone, whatever the umask
+        for note in make_data_private():
+            print(f"pytorch-tutor: note: {note}", file=sys.stderr)
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     split = _capstone_tail(argv)
     args = _parser().parse_args(split[0] if split else argv)
@@ -233,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
 
             options = ServeOptions(host=args.host, port=args.port, allow_remote=args.allow_remote,
                                    profile=args.profile, lessons=args.lessons, trust_lessons=args.trust_lessons,
-                                   allow_grants=args.allow_grants)
+                                   allow_grants=args.allow_grants, allow_hosts=tuple(args.allow_host),
+                                   max_sessions=args.max_sessions, unix_socket=args.unix_socket)
             try:
                 return serve(options)
             except ServeError as exc:

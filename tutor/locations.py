@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
+import stat
 from pathlib import Path
+from typing import Iterator
 
 import platformdirs
 
@@ -23,10 +26,61 @@ def builtin_course_dir() -> Path:
 
 
 def data_dir() -> Path:
-    override = os.environ.get(HOME_ENV)
-    path = Path(override).expanduser() if override else platformdirs.user_data_path(APP_NAME)
-    path.mkdir(parents=True, exist_ok=True)
+    """The learner's own: their answers, their workspace. Created 0700 (see ``private_files``)."""
+    path = _data_path()
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
     return path
+
+
+def _data_path() -> Path:
+    override = os.environ.get(HOME_ENV)
+    return Path(override).expanduser() if override else platformdirs.user_data_path(APP_NAME)
+
+
+# On a shared machine (a JupyterHub with system users, a lab server) a profile readable by others
+# gives away a learner's answers, so whatever the tutor keeps is its user's alone.
+PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
+
+
+@contextlib.contextmanager
+def private_files() -> Iterator[None]:
+    """Everything created inside (files 0600, directories 0700, whatever the umask said: a umask
+    of 022 would leave them readable by every user), and by the processes started inside."""
+    previous = os.umask(0o077)
+    os.umask(previous | 0o077)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+def make_data_private() -> list[str]:
+    """Take away what others may read or enter in the data directory an earlier tutor (or a looser
+    umask) left: the directory itself, its profile and workspace directories, the profile files.
+    Returns a note for each change, and for each one it could not make; nothing is created."""
+    root = _data_path()
+    notes = []
+    targets = [(root, PRIVATE_DIR), (root / "profiles", PRIVATE_DIR), (root / "workspace", PRIVATE_DIR)]
+    try:
+        targets += [(p, PRIVATE_FILE) for p in sorted((root / "profiles").iterdir()) if p.name.endswith(
+            (".sqlite", ".sqlite-wal", ".sqlite-shm", ".sqlite-journal"))]
+    except OSError:  # no profiles yet
+        pass
+    for path, mode in targets:
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode) or not stat.S_IMODE(info.st_mode) & 0o077:
+            continue  # a link is left alone (chmod would follow it); this one is private already
+        try:
+            os.chmod(path, stat.S_IMODE(info.st_mode) & mode)
+            notes.append(f"{path} was readable by other users ({stat.S_IMODE(info.st_mode):04o}); "
+                         f"it is now {stat.S_IMODE(info.st_mode) & mode:04o}")
+        except OSError as exc:
+            notes.append(f"{path} is readable by other users and could not be made private "
+                         f"({exc.strerror or exc}): chmod {mode:o} it yourself")
+    return notes
 
 
 def cache_dir() -> Path:

@@ -13,7 +13,10 @@ c.Authenticator.allowed_users = set()  # fill in the class list, or use allow_al
 c.Authenticator.admin_users = set()
 
 # Land learners on the tutor rather than the Jupyter file browser. The server is
-# registered by pytorch-tutor's `jupyter_serverproxy_servers` entry point (tutor/web/jupyter.py).
+# registered by pytorch-tutor's `jupyter_serverproxy_servers` entry point (tutor/web/jupyter.py):
+# serve-ui on a Unix socket in a directory only the learner can enter, with a per-server token
+# the proxy adds to each request, so no other learner on this machine reaches a learner's tutor.
+# It needs jupyter-server-proxy >= 4.1 in the learners' environment (pytorch-tutor[jupyterhub]).
 c.Spawner.default_url = "/tutor/"
 
 # One tutor process per tab plus its sandbox: about 270 MiB PSS per connected learner

@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,31 +16,63 @@ import pytest
 from tests.browser.cdp import Chromium, find_chromium
 
 ARTIFACTS = Path(os.environ.get("TUTOR_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
-SERVING = re.compile(r"Serving pytorch-tutor on (http://\S+/)")
+SERVING = re.compile(r"Serving pytorch-tutor on (http://\S+/)\?token=(\S+)")
 
 
 class ServeUI:
-    """``pytorch-tutor serve-ui --port 0`` in its own process group; ``url`` once it listens."""
+    """``pytorch-tutor serve-ui --port 0`` in its own process group, under umask 022 (a common
+    default, the one that left profiles readable by others). ``url`` is the address it printed,
+    token included; ``base`` the same without it; every line it prints is kept in ``output``."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None, serve_args: tuple[str, ...] = ("--port", "0"),
+                 wait_for: re.Pattern[str] | None = SERVING) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tutor", *args, "serve-ui", "--port", "0"], stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True)
+            [sys.executable, "-m", "tutor", *args, "serve-ui", *serve_args], stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
+            umask=0o022)
         self.output: list[str] = []
-        self.url = self._wait_for_url()
+        self._changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.url = self.base = self.token = ""
+        if wait_for is SERVING:
+            match = self.wait_for_line(SERVING.pattern)
+            self.base, self.token = match.group(1), match.group(2)
+            self.url = f"{self.base}?token={self.token}"
+        elif wait_for is not None:
+            self.wait_for_line(wait_for.pattern)
 
-    def _wait_for_url(self, timeout: float = 60.0) -> str:
-        deadline = time.monotonic() + timeout
+    def _read(self) -> None:
         assert self.process.stdout is not None
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                break
-            self.output.append(line)
-            match = SERVING.search(line)
-            if match:
-                return match.group(1)
-        raise RuntimeError("serve-ui did not start:\n" + "".join(self.output))
+        for line in self.process.stdout:
+            with self._changed:
+                self.output.append(line)
+                self._changed.notify_all()
+        with self._changed:
+            self.output.append("")  # the end: nothing more will come
+            self._changed.notify_all()
+
+    def wait_for_line(self, pattern: str, after: int = 0, timeout: float = 60.0) -> re.Match[str]:
+        """The first line from ``after`` on matching ``pattern``, once the server has printed it."""
+        wanted = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        seen = after
+        with self._changed:
+            while True:
+                for line in self.output[seen:]:
+                    match = wanted.search(line)
+                    if match:
+                        return match
+                    if line == "":
+                        raise RuntimeError(f"serve-ui ended before printing {pattern!r}:\n" + "".join(self.output))
+                seen = len(self.output)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RuntimeError(f"serve-ui never printed {pattern!r}:\n" + "".join(self.output))
+                self._changed.wait(left)
+
+    def lines(self, containing: str) -> list[str]:
+        with self._changed:
+            return [line for line in self.output if containing in line]
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -55,8 +88,9 @@ class ServeUI:
 def serve_ui(tmp_path):
     servers: list[ServeUI] = []
 
-    def start(*args: str) -> ServeUI:
-        server = ServeUI(*args, env={**os.environ, "PYTORCH_TUTOR_HOME": str(tmp_path / "home")})
+    def start(*args: str, env: dict[str, str] | None = None, **kwargs) -> ServeUI:
+        env = {**os.environ, "PYTORCH_TUTOR_HOME": str(tmp_path / "home"), **(env or {})}
+        server = ServeUI(*args, env=env, **kwargs)
         servers.append(server)
         return server
 

@@ -97,8 +97,11 @@ async def test_a_learner_plays_a_drill_in_chromium(serve_ui, chromium, mini_cour
     page = await Page.open(chromium.devtools_port())
     try:
         await page.send("Page.addScriptToEvaluateOnNewDocument", source=CATCH_TERMINAL)
-        await page.navigate(server.url)
+        await page.navigate(server.url)  # the address serve-ui printed, token included
         await screen_when(page, "First steps", "Second steps")  # the module map
+        # the token went into an HttpOnly cookie and out of the address bar (and the history)
+        assert await page.evaluate("location.search") == ""
+        assert server.token not in await page.evaluate("document.cookie + location.href")
         await page.evaluate("window.__terminals[0].focus()")
         await screen_settled(page)
 
@@ -118,5 +121,27 @@ async def test_a_learner_plays_a_drill_in_chromium(serve_ui, chromium, mini_cour
         shot = await page.screenshot(ARTIFACTS / "serve_ui_drill.png")
         print(f"screenshot: {shot}")
         assert shot.stat().st_size > 10_000
+    finally:
+        await page.close()
+
+
+async def test_another_sites_page_in_the_same_browser_gets_no_tutor(serve_ui, chromium, mini_course_dir):
+    """The browser holds the tutor's cookie; a page from another origin (here http://localhost:PORT,
+    another site than 127.0.0.1 to the browser) opens a websocket to the tutor: refused, nothing starts."""
+    server = serve_ui("--lessons", str(mini_course_dir), "--trust-lessons")
+    page = await Page.open(chromium.devtools_port())
+    try:
+        await page.navigate(server.url)
+        server.wait_for_line("tab opened: 1 of 4")  # the tutor's own page: its cookie is set, its tutor started
+        await page.navigate(server.base.replace("127.0.0.1", "localhost"))  # no token for that name: a refusal page
+        assert "no valid token" in await page.evaluate("document.body.innerText")
+        outcome = await page.evaluate(f"""new Promise(done => {{
+            const ws = new WebSocket("{server.base.replace('http', 'ws')}ws?width=80&height=24");
+            ws.onopen = () => done("open");
+            ws.onclose = () => done("closed");
+        }})""")
+        assert outcome == "closed"
+        server.wait_for_line("refused GET /ws: a request from another site")
+        assert len(server.lines("tab opened")) == 1  # only the tutor's own page got one
     finally:
         await page.close()

@@ -62,19 +62,65 @@ def test_a_bad_course_is_refused_before_serving(tmp_path, capsys):
 
 
 class _NoServer:
-    def __init__(self, command, host, port, out):
-        self.host, self.port = host, port
+    def __init__(self, command, options, access, out):
+        self.host, self.port, self.options = options.host, options.port, options
 
     async def run(self, stop):
         return None
 
 
-def test_jupyter_server_proxy_entry_point_runs_serve_ui_on_the_proxys_port():
+def test_jupyter_server_proxy_entry_point_serves_on_a_private_socket_with_a_token():
+    from tutor.web.access import MIN_TOKEN_LENGTH, TOKEN_ENV, TOKEN_HEADER
     from tutor.web.jupyter import setup_tutor
 
-    config = setup_tutor()
+    config, other = setup_tutor(), setup_tutor()
     command = config["command"]
     assert command[1:4] == ["-m", "tutor", "serve-ui"]
-    assert command[command.index("--port") + 1] == "{port}"  # jupyter-server-proxy fills it in
-    assert command[command.index("--host") + 1] == "127.0.0.1"
-    assert config["absolute_url"] is False
+    assert command[command.index("--unix-socket") + 1] == "{unix_socket}"  # jupyter-server-proxy fills it in
+    assert config["unix_socket"] is True  # in a temporary directory only this learner can enter
+    token = config["environment"][TOKEN_ENV]
+    assert len(token) >= MIN_TOKEN_LENGTH and token not in " ".join(command)  # `ps` shows the command
+    assert config["request_headers_override"] == {TOKEN_HEADER: token}
+    assert other["environment"][TOKEN_ENV] != token  # one secret per Jupyter server
+    assert "{" not in token and config["absolute_url"] is False
+
+
+@pytest.mark.parametrize("token", ["short", "x" * 40 + " ", "x" * 40 + "{port}"])
+def test_a_handed_over_token_must_be_a_secret(monkeypatch, token):
+    from tutor.web.access import TOKEN_ENV
+
+    monkeypatch.setattr(web_serve, "_preflight", lambda options: pytest.fail("refused before anything starts"))
+    monkeypatch.setenv(TOKEN_ENV, token)
+    with pytest.raises(ServeError, match=TOKEN_ENV):
+        web_serve.serve(ServeOptions())
+
+
+def test_at_least_one_session(monkeypatch):
+    monkeypatch.setattr(web_serve, "_preflight", lambda options: pytest.fail("refused before anything starts"))
+    with pytest.raises(ServeError, match="--max-sessions"):
+        web_serve.serve(ServeOptions(max_sessions=0))
+
+
+@pytest.mark.parametrize(("allowed", "host", "ok"), [
+    ((), "127.0.0.1:8000", True), ((), "LOCALHOST:8000", True), ((), "[::1]:8000", True),
+    ((), "127.0.0.1:8001", False), ((), "127.0.0.1", False), ((), "evil.example:8000", False), ((), None, False),
+    (("tutor.example.org",), "tutor.example.org", True), (("tutor.example.org",), "tutor.example.org:443", True),
+    (("tutor.example.org:8443",), "tutor.example.org", False), (("tutor.example.org",), "example.org", False),
+])
+def test_host_names_the_server_answers_to(allowed, host, ok):
+    from tutor.web.access import Access
+
+    assert Access(token="t" * 40, port=8000, allowed_hosts=allowed).host_ok(host) is ok
+
+
+@pytest.mark.parametrize(("origin", "host", "ok"), [
+    (None, "127.0.0.1:8000", True), ("http://127.0.0.1:8000", "127.0.0.1:8000", True),
+    ("http://localhost:8000", "127.0.0.1:8000", False), ("http://evil.example", "127.0.0.1:8000", False),
+    ("null", "127.0.0.1:8000", False), ("file://", "127.0.0.1:8000", False),
+    ("https://tutor.example.org", "127.0.0.1:8000", True),  # a reverse proxy that rewrites Host, allowed by name
+])
+def test_origins_that_are_the_servers_own(origin, host, ok):
+    from tutor.web.access import Access
+
+    access = Access(token="t" * 40, port=8000, allowed_hosts=("tutor.example.org",))
+    assert access.origin_ok(origin, host) is ok

@@ -12,6 +12,7 @@ writes one course at a time (``use_course``).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from datetime import datetime, timezone
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+from tutor.locations import PRIVATE_FILE
 
 SCHEMA_VERSION = 4
 # Rows written before courses had ids are the built-in course's (lessons/course.yaml says so).
@@ -254,6 +257,8 @@ def _migrate(db: sqlite3.Connection, version: int) -> None:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
+    # Made 0600 before SQLite makes it (0644 less the umask); its -wal and -shm files take its mode.
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, PRIVATE_FILE))
     db = sqlite3.connect(path, timeout=5.0)
     try:
         if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
