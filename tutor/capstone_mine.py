@@ -41,6 +41,7 @@ class StageChoice:
     source: str | None  # the learner's file, or None: the reference runs
     note: str  # whose code it is, for the summary
     reference: str = ""  # the stage's reference: what the learner's file does not define comes from it
+    import_rules: dict | None = None  # the lab's rules on what its file may import (forbid_modules, forbid_names)
 
     @property
     def name(self) -> str:
@@ -65,8 +66,33 @@ def learner_package(profile: str) -> list[StageChoice]:
             choices.append(StageChoice(row, None, f"{row.module}: the reference (no stage lab yet)"))
             continue
         text, note = stage_file(space, Stage(row.module, row.course_module, drill.id, drill.solution))
-        choices.append(StageChoice(row, text, note, drill.solution))
+        rules = drill.rules.to_wire() if drill.rules is not None else {}
+        choices.append(StageChoice(row, text, note, drill.solution,
+                                   {k: v for k, v in rules.items() if k in ("forbid_modules", "forbid_names")}))
     return choices
+
+
+def reference_imports(choices: list[StageChoice]) -> list[str]:
+    """Why each stage file that imports its stage's reference is refused, by its lab's own rules
+    (checked on the file's syntax tree, as the judge checks them: the file is never imported here).
+    A file that does not parse is left to the run, which names its line."""
+    import ast
+
+    from tutor.sandbox.inner.labkit import check_rules
+
+    refused = []
+    for c in choices:
+        if c.source is None or not c.import_rules:
+            continue
+        try:
+            ast.parse(c.source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        verdict = check_rules(c.import_rules, {c.stage.module: c.source})
+        if verdict.status != "passed":
+            refused.append(f"your {c.stage.module}.py (stage {c.stage.stage}, {c.stage.lab_ref}) imports the reference, "
+                           f"so it would run the reference as yours: {verdict.message.splitlines()[0]}")
+    return refused
 
 
 def package_line(space, module) -> str | None:
@@ -99,6 +125,13 @@ def run_mine(args: argparse.Namespace, argv: list[str], profile: str) -> int:
         choices = learner_package(profile)
     except ValueError as exc:  # an unreadable or oversized stage file: say which
         print(f"capstone {command} --package mine: {safe_line(str(exc))}", file=sys.stderr)
+        return 2
+    refused = reference_imports(choices)
+    if refused:
+        for line in refused:
+            print(f"capstone {command} --package mine: {safe_line(line)}", file=sys.stderr)
+        print("write the stage yourself, or switch it to the reference in the tutor (then the summary says so)",
+              file=sys.stderr)
         return 2
     root = Path(args.workspace).resolve()
     root.mkdir(parents=True, exist_ok=True)

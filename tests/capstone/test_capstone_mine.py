@@ -113,6 +113,27 @@ def test_a_broken_stage_file_fails_in_one_line_that_names_it(tier1, tmp_path, ca
     assert "Traceback" not in err and not (ws.root / "train" / "ckpt.pt").exists()
 
 
+def test_a_stage_file_that_imports_its_reference_is_refused_before_any_run(tmp_path, capsys):
+    # `--package mine` would run the reference and call it the learner's: refused by the lab's own import
+    # rules, checked on the file's text (no sandbox starts, nothing of the learner's is imported)
+    ws = tiny_workspace(tmp_path / "ws", train=False)
+    write_stage("32", "build-the-gpt", "from capstone.model import *  # mine, honestly\n")
+    assert capstone("train", "--package", "mine", "--workspace", str(ws.root), *TINY) == 2
+    out, err = capsys.readouterr()
+    assert ("your model.py (stage 4, 32/build-the-gpt) imports the reference, so it would run the reference as "
+            "yours: line 1: rule forbid_modules: `capstone.model` may not be imported in this lab") in err, err
+    assert "write the stage yourself, or switch it to the reference" in err
+    assert "Traceback" not in out + err and not (ws.root / "train").exists()
+
+    # the same stage by a computed name: the lab forbids importlib, and so does --package mine
+    write_stage("32", "build-the-gpt", (ROOT / "capstone" / "model.py").read_text(encoding="utf-8"))
+    write_stage("30", "write-bpe", 'import importlib\nglobals().update(vars(importlib.import_module("cap" + "stone.bpe")))\n')
+    assert capstone("train", "--package", "mine", "--workspace", str(ws.root), *TINY) == 2
+    err = capsys.readouterr().err
+    assert "your bpe.py (stage 2, 30/write-bpe) imports the reference" in err and "`importlib` may not be used" in err
+    assert "model.py" not in err  # the honest stage is not blamed
+
+
 def test_a_stage_switched_to_its_reference_runs_the_reference(tier1, tmp_path, capsys):
     from tutor.workspace import use_reference
 

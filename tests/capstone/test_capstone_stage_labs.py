@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from capstone.stages import STAGE_LABS
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # (module file, lab id) -> the capstone file that is that stage's reference
@@ -141,6 +143,50 @@ def test_each_wrong_submission_pins_what_the_learner_is_told(lab_id):
     drill = course_lab(lab_id)
     assert len(drill.wrong_submissions) >= 3
     assert [w.test for w in drill.wrong_submissions if not w.says] == [], "a wrong submission without says:"
+
+
+def _capstone_importers(module: str) -> set[str]:
+    """The capstone modules that import `capstone.<module>` at their top level, directly or not: importing
+    any of them hands over the reference (as an attribute of the package, or a name it re-exports)."""
+    top_level = {}
+    for path in (ROOT / "capstone").glob("*.py"):
+        imported = set()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ImportFrom) and node.module == "capstone":
+                imported |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("capstone."):
+                imported.add(node.module.split(".")[1])
+            elif isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[1] for a in node.names if a.name.startswith("capstone.")}
+        top_level[path.stem] = imported
+    found, grew = {module}, True
+    while grew:
+        grew = False
+        for name, imported in top_level.items():
+            if name not in found and imported & found:
+                found.add(name)
+                grew = True
+    return found
+
+
+@pytest.mark.parametrize("row", STAGE_LABS, ids=lambda row: row.lab)
+def test_every_stage_lab_refuses_a_file_that_imports_its_reference(row):
+    """Issue 30: `from capstone.model import *` passed 32's lab 9/9. Each stage lab's rules forbid
+    its reference, every module that imports it, and importing by a computed name; its own starter
+    and reference still pass them, and the one-line import is a declared wrong submission."""
+    from tutor.sandbox.inner.labkit import check_rules
+
+    drill = course_lab(row.lab)
+    assert drill.rules is not None, f"{row.lab} declares no rules"
+    own = {"compiled", "distributed"} if row.module == "scale" else {row.module}
+    wanted = {f"capstone.{m}" for o in own for m in _capstone_importers(o)}
+    wanted -= {"capstone.cli"} if row.module == "serve" else set()  # cli imports serve inside a function only
+    assert wanted <= set(drill.rules.forbid_modules or ()), wanted - set(drill.rules.forbid_modules or ())
+    assert {"importlib", "__import__"} <= set(drill.rules.forbid_names or ())
+    for text in (drill.starter, drill.solution):
+        assert check_rules(drill.rules.to_wire(), {"stage": text}).status == "passed"
+    imports = [w for w in drill.wrong_submissions if w.test == "source-rules" and "import *" in w.code]
+    assert imports and all("may not be imported in this lab" in w.says for w in imports)
 
 
 @pytest.mark.slow

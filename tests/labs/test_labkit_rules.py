@@ -45,6 +45,18 @@ def test_comprehensions_columns_and_forbidden_modules():
     assert problems("import math\nx = math.tanh(1.0)\n", engine) == []
 
 
+def test_a_forbidden_module_is_refused_in_every_import_form_and_its_siblings_are_not():
+    rules = {"forbid_modules": ["capstone.model"]}
+    refused = "rule forbid_modules: `capstone.model` may not be imported in this lab"
+    for source in ("from capstone.model import *\n", "import capstone.model as m\n", "from capstone import model\n",
+                   "from capstone.model.sub import x\n", "import capstone.config\nGPT = capstone.model.GPT\n"):
+        found = problems(source, rules)
+        assert len(found) == 1 and refused in found[0], (source, found)
+    for source in ("from capstone import CapstoneError\n", "from capstone.config import GPTConfig\n",
+                   "import capstone.models\n", "from llm.model import GPT\n", "from . import model\n"):
+        assert problems(source, rules) == [], source
+
+
 def test_an_unparsable_file_is_a_rule_failure_not_a_crash():
     assert problems("def f(:\n") == ["line 1: syntax error: invalid syntax"]
     assert problems("(" * 500 + ")" * 500)  # nesting too deep for the parser: refused with a message

@@ -106,6 +106,7 @@ class SourceRules:
     allow_attributes: tuple[str, ...] | None = None
     allow_calls: tuple[str, ...] | None = None  # dotted names, e.g. torch.arange, len
     forbid_names: tuple[str, ...] | None = None  # names (and modules) the code may not use or import
+    forbid_modules: tuple[str, ...] | None = None  # dotted modules (and their submodules) it may not import
     no_loops: bool = False
     no_comprehensions: bool = False
     no_imports: bool = False

@@ -153,6 +153,9 @@ def _file_problems(rules: dict, source: str) -> list[str]:
     allow_attributes = set(rules["allow_attributes"]) if "allow_attributes" in rules else None
     allow_calls = set(rules["allow_calls"]) if "allow_calls" in rules else None
     forbid_names = set(rules.get("forbid_names", ()))
+    problems.extend(f"line {line}: rule forbid_modules: `{name}` may not be imported in this lab: it holds the "
+                    "code this lab asks you to write, and the lab grades your own"
+                    for line, name in forbidden_imports(tree, rules.get("forbid_modules", ())))
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         for used in _used_names(node) if forbid_names else ():
@@ -184,6 +187,34 @@ def _file_problems(rules: dict, source: str) -> list[str]:
                 problems.append(f"line {line}: rule allow_calls: calling `{called}` is not allowed "
                                 f"(allowed: {', '.join(sorted(allow_calls)) or 'none'})")
     return sorted(_unique(problems), key=_line_of)
+
+
+def forbidden_imports(tree: ast.AST, modules) -> list[tuple[int, str]]:
+    """(line, module) for every import of one of ``modules`` (or a submodule) in the syntax tree:
+    ``import m``, ``from m import x``, ``from parent import leaf``, and ``parent.leaf`` read through
+    an imported parent package (a package holds each submodule that anything imported as an
+    attribute). Static imports only: ``importlib`` and ``__import__`` need ``forbid_names``."""
+    forbidden = tuple(modules)
+    if not forbidden:
+        return []
+
+    def hit(name: str) -> str | None:
+        return next((m for m in forbidden if name == m or name.startswith(m + ".")), None)
+
+    found = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            dotted = _dotted(node)
+            names = [dotted] if dotted else []
+        module = next((m for m in map(hit, names) if m), None)
+        if module is not None:
+            found.append((getattr(node, "lineno", 0), module))
+    return sorted(set(found))
 
 
 def _line_of(problem: str) -> int:
