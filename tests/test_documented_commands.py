@@ -29,6 +29,9 @@ SKIPPED = {
     "pytorch-tutor --module 07": "opens the full-screen app (tests/ui/test_open_at.py)",
     "pytorch-tutor --plain": "an interactive session on stdin (tests/unit/test_plain.py scripts it)",
     "pytorch-tutor check lessons/": "the whole course's check takes minutes (tests/test_lessons.py runs it)",
+    "pytorch-tutor check lessons/ --setting machine --setting default/1 --setting avx2/4":
+        "the whole course under three settings takes many minutes (tests/test_lessons.py runs it under two; "
+        "tests/test_cli.py runs --setting on a small module)",
     "pytorch-tutor capstone corpus": "the capstone pipeline takes minutes (tests/capstone runs each stage)",
     "pytorch-tutor capstone tokenize": "the capstone pipeline takes minutes (tests/capstone runs each stage)",
     "pytorch-tutor capstone train": "trains a model for minutes (tests/capstone runs a short training)",
