@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import collections
 import os
 import time
 
@@ -151,8 +152,9 @@ def forged_reports(request, shared_sandbox) -> dict:
 
     started = time.perf_counter()
     reports = asyncio.run(every())
+    outcomes = collections.Counter(str(r.outcome) for r in reports.values())
     print(f"\nforged exports: {len(wanted)} runs over {len({r for r, _ in wanted})} judged drills "
-          f"in {time.perf_counter() - started:.1f} s")
+          f"in {time.perf_counter() - started:.1f} s ({dict(outcomes)})")
     return reports
 
 
