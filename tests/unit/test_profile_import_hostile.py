@@ -62,7 +62,7 @@ DEEP = 50_000
 
 
 @pytest.mark.parametrize(("rows", "cards", "says"), [
-    ([attempt(1), attempt(2, seconds=float("nan"))], [], "attempt 1 is malformed: 'seconds' is not a number"),
+    ([attempt(1), attempt(2, seconds=float("nan"))], [], "attempt 1 is malformed: 'seconds' is not a finite, non-negative number"),
     ([attempt(1), attempt(2, seconds=float("inf"))], [], "attempt 1 is malformed: 'seconds'"),
     ([attempt(1), attempt(2, seconds=-4)], [], "attempt 1 is malformed: 'seconds'"),
     ([attempt(1), attempt(2, observed={"v": [1.0, float("nan")]})], [], "not finite"),

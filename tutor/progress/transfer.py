@@ -28,7 +28,6 @@ MAX_ATTEMPTS = 1_000_000
 MAX_CARDS = 100_000
 MAX_POSITIONS = 10_000
 MAX_NAME = 4096  # a module, item, kind or time; a card's JSON
-MAX_SECONDS = 1e7  # an attempt's time spent (about four months)
 MAX_DEPTH = 16  # nesting of an attempt's answers, observation or verdict, and of a card
 
 
@@ -217,8 +216,8 @@ def _attempt(raw: object, index: int) -> Attempt:
             if not isinstance(value, str) or len(value) > MAX_NAME:
                 raise ValueError(f"'{key}' is not text of at most {MAX_NAME} characters")
         seconds = raw.get("seconds") or 0.0
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= MAX_SECONDS:
-            raise ValueError(f"'seconds' is not a number of seconds between 0 and {MAX_SECONDS:g}")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < math.inf:
+            raise ValueError("'seconds' is not a finite, non-negative number of seconds")
         fields = {k: raw.get(k) or {} for k in ("answers", "observed", "verdict")}
         for key, value in fields.items():
             if not isinstance(value, dict):
