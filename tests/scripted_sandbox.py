@@ -35,7 +35,9 @@ IGNORED = ("seconds", "tier", "note")  # how long a run took and where: not part
 
 # Fields added after entries were recorded, left out while unset so those entries still match: of a request's
 # key, and of an observation; and of an observation's trace.
-LATER_FIELDS = ("trace", "views")
+LATER_FIELDS = ("trace", "views", "binds", "rebinds")
+# Read from the drill's own sources (its code, solution, starter) by grading: no key of its own.
+DERIVED_FIELDS = ("declares",)
 LATER_TRACE_FIELDS = ("raised_in",)
 
 
@@ -44,6 +46,8 @@ def request_key(request: RunRequest) -> str:
     for name in LATER_FIELDS:
         if not data.get(name):  # None, or an empty list
             data.pop(name, None)
+    for name in DERIVED_FIELDS:
+        data.pop(name, None)
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:24]
 
 

@@ -16,6 +16,7 @@ from tutor.judge import ReadAnswer, Verdict, judge_read, labs, read_answer
 from tutor.judge.contract_check import final_check
 from tutor.judge.contracts import Failure, failures, place
 from tutor.judge.divergence import divergence_text, is_right, misconception, render_line
+from tutor.sandbox.bindings import bound_by_any
 from tutor.sandbox.wire import AskSpec, ErrorInfo, RunRequest, TraceSpec, ViewSpec
 from tutor.tutoring.states import CheckStatus, RunStatus
 from tutor.sandbox.client import RunResult
@@ -40,7 +41,16 @@ def request_for(drill: Drill, code: str | None = None, files: Mapping[str, str] 
     views = tuple(ViewSpec(v.kind, v.of, v.optimizer) for v in drill.all_views)  # shown after the reveal
     return RunRequest(code=code, setup=setup, check=drill.check, asks=asks, timeout=drill.timeout,
                       needs=drill.needs, probe=drill.probe, judged=judged, views=views,
-                      **labs.request_fields(drill, code, files))
+                      declares=declared_names(drill) if judged else (), **labs.request_fields(drill, code, files))
+
+
+def declared_names(drill: Drill) -> tuple[str, ...]:
+    """The names a judged drill's own sources bind (its code, solution, starter), read from their text.
+
+    The judge binds the learner's exported values under these (and what the probes bind),
+    and takes a setup constant from them only when one of these sources rebinds it.
+    """
+    return tuple(sorted(bound_by_any(drill.code, drill.solution, drill.starter)))
 
 
 def full_setup(drill: Drill) -> str:
@@ -55,6 +65,7 @@ def divergence_request(drill: Drill, code: str | None = None, trace_function: st
                       watch=tuple(c.name for c in spec.contracts))
     return RunRequest(code=drill.code if code is None else code, setup=full_setup(drill),
                       check=final_check(spec), timeout=drill.timeout, needs=drill.needs, judged=True, trace=trace,
+                      declares=declared_names(drill),
                       modules=drill.helpers, judge_modules=drill.helpers)  # the setup may import a course helper
 
 

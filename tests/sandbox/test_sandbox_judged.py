@@ -7,6 +7,7 @@ Before the judge process existed, code that patched the checker (``sys.modules["
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -63,7 +64,8 @@ def test_hostile_exports_make_the_check_an_error_not_a_crash(sb, names):
     body = json.dumps({"protocol": 2, "error": None, "asks": {}, "check": "passed", "variables": {}, "fence": []})
     export = json.dumps({"names": names, "storages": ["AAAAAA=="]})
     raw = body + "\n" + export
-    code = f"import os\nraw = {raw!r}.encode()\nos.pwrite(3, raw, 0)\nos.ftruncate(3, len(raw))\nos._exit(0)"
+    # the code binds y (the judge takes only names the sources bind), then writes its own result and export
+    code = f"y = 0\nimport os\nraw = {raw!r}.encode()\nos.pwrite(3, raw, 0)\nos.ftruncate(3, len(raw))\nos._exit(0)"
     obs = judged(sb, code).observation
     assert obs.check == "error" and "could not" in obs.check_message, obs.check_message
 
@@ -99,3 +101,64 @@ def test_the_checks_constants_stay_the_judges_own(sb):
     shrunk = judged(sb, "CASES.clear()\nCASES = []\n(T * 3).backward()\n", check=check, setup=setup,
                     probe=probe).observation
     assert shrunk.check == "failed" and "0 answers for 3 cases" in shrunk.check_message
+
+
+def tampering(edit: str) -> str:
+    """Learner code that replaces the exporter: ``edit`` rewrites ``names`` (the export's name -> value) on its way out."""
+    return ("def __forge():\n"
+            "    import json, sys\n"
+            "    exchange = sys.modules['tutor.sandbox.inner.exchange']\n"
+            "    real = exchange.export\n"
+            "    def forged(namespace, setup_ids, torch):\n"
+            "        doc = json.loads(real(namespace, setup_ids, torch))\n"
+            "        names = doc['names']\n"
+            f"        {edit}\n"
+            "        return json.dumps(doc).encode()\n"
+            "    exchange.export = forged\n"
+            "__forge()\n")
+
+
+def test_a_forged_export_binds_only_what_the_sources_declare(sb):
+    """Names the export adds (a built-in's, a dunder, one nobody binds) never reach the check."""
+    extras = ("names.update(bonus={'k': 'int', 'v': '1'}, len={'k': 'int', 'v': '0'}, "
+              "__builtins__={'k': 'dict', 'v': []}, AssertionError={'k': 'none'})")
+    check = ("assert 'bonus' not in globals() and len([1]) == 1, 'an undeclared name was bound'\n" + CHECK)
+    obs = judged(sb, tampering(extras) + "y = x * 2\n", check=check).observation
+    assert obs.check == "passed", obs.check_message
+    # bound by the learner's own code, a built-in's name is not taken either
+    obs = judged(sb, "y = x * 2\nlen = 0\nsorted = None\n", check=check + "assert sorted([2, 1]) == [1, 2]\n").observation
+    assert obs.check == "passed", obs.check_message
+
+
+def test_setup_values_the_export_leaves_out_or_claims_untouched_cannot_be_judged(sb):
+    """The judge's fresh copy of a setup value never stands in for the learner's (it would pass for it)."""
+    setup = SETUP + "w = torch.zeros(3)\n"
+    check = "assert w.sum().item() == 0, 'w changed'\n"
+    assert judged(sb, "w.add_(1)\n", check=check, setup=setup).observation.check == "failed"
+    for edit in ("names.pop('w')", "names['w'] = {'k': 'from_setup'}"):
+        obs = judged(sb, tampering(edit) + "w.add_(1)\n", check=check, setup=setup).observation
+        assert obs.check == "error" and "'w', which setup made, did not come back" in obs.check_message, (
+            edit, obs.check, obs.check_message)
+
+
+def test_a_forged_export_cannot_change_the_checks_constants(sb):
+    """Emptying a test table in the export (the forging shown on 15/reordered-optimizer-load)."""
+    setup = SETUP + "CASES = [1.0, 2.0]\n"
+    check = "for c in CASES:\n    assert c * 2 in answers, f'{c} missing'\n"
+    probe = "answers = [c + c for c in CASES]\n"
+    honest = judged(sb, "", check=check, setup=setup, probe=probe).observation
+    assert honest.check == "passed", honest.check_message
+    buggy_probe = "answers = [c + 1 for c in CASES]\n"
+    assert judged(sb, "", check=check, setup=setup, probe=buggy_probe).observation.check == "failed"
+    obs = judged(sb, tampering("names['CASES'] = {'k': 'list', 'v': []}"), check=check, setup=setup,
+                 probe=buggy_probe).observation
+    assert obs.check == "failed", obs.check_message
+
+
+def test_a_constant_crosses_when_the_drills_own_code_rebinds_it(sb):
+    setup = SETUP + "LIMIT = 3\n"
+    check = "assert LIMIT == 5, f'LIMIT is {LIMIT}'\n"
+    request = RunRequest(code="LIMIT = 5\n", setup=setup, check=check, judged=True)
+    assert run_sync(request, sb).observation.check == "failed"  # only the learner's code rebinds it
+    obs = run_sync(replace(request, declares=("LIMIT",)), sb).observation  # the drill's own code does
+    assert obs.check == "passed", obs.check_message

@@ -17,6 +17,7 @@ np = pytest.importorskip("numpy")
 
 from tutor.course.divergence_fields import Contract, FirstDivergence  # noqa: E402
 from tutor.judge.contract_check import final_check  # noqa: E402
+from tutor.sandbox.client import judged_names  # noqa: E402
 from tutor.sandbox.inner.describe import numpy_scalar  # noqa: E402
 from tutor.sandbox.inner.runner import run_request  # noqa: E402
 from tutor.sandbox.wire import RunRequest, TraceSpec, read_observation  # noqa: E402
@@ -28,7 +29,9 @@ def judged(code: str, check: str, setup: str = SETUP):
     """Both halves in this process: the learner's run exports, a fresh namespace judges the data."""
     learner, exports = run_request(RunRequest(code=code, setup=setup, export=True), torch)
     assert learner.error is None, learner.error
-    judge, _ = run_request(RunRequest(code="", setup=setup, check=check, imports=exports.decode()), torch)
+    binds, rebinds = judged_names(RunRequest(code=code, setup=setup))  # what Sandbox.run reads from the sources
+    judge, _ = run_request(RunRequest(code="", setup=setup, check=check, imports=exports.decode(), binds=binds,
+                                      rebinds=rebinds), torch)
     return read_observation(judge.to_json())
 
 
@@ -57,7 +60,8 @@ def test_a_value_the_judge_cannot_read_is_a_clear_message_naming_it():
     doc = json.loads(exports)
     doc["names"]["a"] = {"k": "float", "v": "np.float64(1.5)"}  # what the old export sent
     spec = FirstDivergence(contracts=(Contract("a", finite=True),))
-    judge, _ = run_request(RunRequest(code="", setup=setup, check=final_check(spec), imports=json.dumps(doc)), torch)
+    judge, _ = run_request(RunRequest(code="", setup=setup, check=final_check(spec), imports=json.dumps(doc),
+                                      binds=("a", "b")), torch)
     assert judge.check == "skipped" and judge.error.phase == "judge"  # nothing of the export is used
     assert judge.error.message == ("the learner's results could not be read: the value of 'a': "
                                    "'np.float64(1.5)' is not a number")

@@ -15,6 +15,8 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import StrEnum
@@ -129,6 +131,7 @@ class ProfileStore:
         self.path = path
         self.notice = notice  # shown once to the learner, e.g. after a damaged file was moved aside
         self.course = course  # the course whose attempts, cards and position this store reads and writes
+        self._batched = False  # inside transaction(): writes commit together at its end
 
     def use_course(self, course: str) -> None:
         """Read and write ``course``'s progress from now on (the profile keeps every course's)."""
@@ -162,17 +165,40 @@ class ProfileStore:
     def close(self) -> None:
         self._db.close()
 
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Every write inside is one transaction: all of them are kept, or (on an exception) none."""
+        if self._batched:
+            yield
+            return
+        self._batched = True
+        try:
+            with self._db:
+                yield
+        finally:
+            self._batched = False
+
+    def _writing(self):
+        """One write's transaction, or the enclosing ``transaction()``'s."""
+        return nullcontext() if self._batched else self._db
+
     def record(self, attempt: Attempt) -> None:
-        if attempt.kind not in KINDS:
-            raise ValueError(f"unknown attempt kind {attempt.kind!r}")
-        with self._db:
-            self._db.execute(
+        self.record_many([attempt])
+
+    def record_many(self, attempts: Iterable[Attempt]) -> None:
+        """Record ``attempts`` in one statement (one transaction unless inside ``transaction()``)."""
+        rows = []
+        for attempt in attempts:
+            if attempt.kind not in KINDS:
+                raise ValueError(f"unknown attempt kind {attempt.kind!r}")
+            rows.append((attempt.course or self.course, attempt.at or _now(), attempt.module, attempt.item,
+                         attempt.kind, json.dumps(attempt.answers), json.dumps(attempt.observed),
+                         json.dumps(attempt.verdict), int(attempt.correct), float(attempt.seconds),
+                         attempt.confidence))
+        with self._writing():
+            self._db.executemany(
                 "INSERT INTO attempts (course, at, module, item, kind, answers, observed, verdict, correct, seconds, "
-                "confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (attempt.course or self.course, attempt.at or _now(), attempt.module, attempt.item, attempt.kind, json.dumps(attempt.answers),
-                 json.dumps(attempt.observed), json.dumps(attempt.verdict), int(attempt.correct),
-                 float(attempt.seconds), attempt.confidence),
-            )
+                "confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def attempts(self, module: str | None = None) -> list[Attempt]:
         """The current course's attempts, oldest first (``module`` narrows them)."""
@@ -192,7 +218,7 @@ class ProfileStore:
                                 (self.course,)).fetchall()
 
     def save_card(self, module: str, item: str, kind: str, card_json: str) -> None:
-        with self._db:
+        with self._writing():
             self._db.execute("INSERT OR REPLACE INTO cards (course, module, item, kind, card) VALUES (?, ?, ?, ?, ?)",
                              (self.course, module, item, kind, card_json))
 
@@ -208,7 +234,7 @@ class ProfileStore:
         return row[0] if row else ""
 
     def set_position_at(self, module: str, item: str, at: str) -> None:
-        with self._db:
+        with self._writing():
             self._db.execute("INSERT OR REPLACE INTO position (key, module, item, at) VALUES (?, ?, ?, ?)",
                              (self.course, module, item, at))
 

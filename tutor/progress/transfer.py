@@ -10,6 +10,8 @@ file predates course ids: its rows are the built-in course's, as the profile mig
 from __future__ import annotations
 
 import json
+import math
+import sqlite3
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -19,7 +21,36 @@ from tutor.progress.store import BUILTIN_COURSE_ID, KINDS, Attempt, ProfileStore
 
 FORMAT = "pytorch-tutor-profile"
 VERSION = 3
+# What an import accepts, checked on the whole file before anything is written (then one transaction).
+# The budget: 100,000 attempts import in under 10 s (benchmarks/bench_profile_import.py measures it).
 MAX_IMPORT_BYTES = 64 << 20
+MAX_ATTEMPTS = 1_000_000
+MAX_CARDS = 100_000
+MAX_POSITIONS = 10_000
+MAX_NAME = 4096  # a module, item, kind or time; a card's JSON
+MAX_DEPTH = 16  # nesting of an attempt's answers, observation or verdict, and of a card
+
+
+def plain_data_problem(value: object, what: str) -> None:
+    """``ValueError`` unless ``value`` is JSON data nested at most ``MAX_DEPTH`` deep with finite numbers.
+
+    Walked with a list, not recursion: a hostile file's depth never reaches Python's stack.
+    """
+    pending = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"'{what}' is nested more than {MAX_DEPTH} deep")
+        if isinstance(item, dict):
+            if not all(isinstance(k, str) for k in item):
+                raise ValueError(f"'{what}' has a key that is not text")
+            pending.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            pending.extend((v, depth + 1) for v in item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ValueError(f"'{what}' holds a number that is not finite ({item})")
+        elif not (item is None or isinstance(item, (str, int, float))):
+            raise ValueError(f"'{what}' holds a {type(item).__name__}, not JSON data")
 
 
 @dataclass
@@ -73,7 +104,10 @@ def import_profile(store: ProfileStore, path: Path, workspace: Path | None = Non
     """
     data = _read(Path(path))
     incoming = _attempts(data)
-    cards = [_card(raw, i) for i, raw in enumerate(data.get("cards") or [])]
+    raw_cards = data.get("cards") or []
+    if not isinstance(raw_cards, list) or len(raw_cards) > MAX_CARDS:
+        raise ValueError(f"'cards' is not a list of at most {MAX_CARDS} cards")
+    cards = [_card(raw, i) for i, raw in enumerate(raw_cards)]
     positions = data.get("positions") or []
     if data["version"] == 1 and isinstance(data.get("position"), dict):
         positions = [data["position"]]
@@ -87,28 +121,40 @@ def import_profile(store: ProfileStore, path: Path, workspace: Path | None = Non
     elif (stray := next((r for r, _ in files if not workspace_files.is_per_course(r)), None)) is not None:
         raise ValueError(f"workspace file {stray[:80]!r} is not under a course (courses/<course>/...)")
 
+    if len(positions) > MAX_POSITIONS:
+        raise ValueError(f"{len(positions)} positions: more than {MAX_POSITIONS} is not a profile export")
+    for position in positions:
+        _course_of(position)
+        if any(len(position[k]) > MAX_NAME for k in ("module", "item", "at")):
+            raise ValueError("a position names a module, an item or a time longer than a profile's")
+
     current = store.course
     added = 0
     try:
-        by_course: dict[str, list[Attempt]] = {}
-        for attempt in incoming:
-            by_course.setdefault(attempt.course, []).append(attempt)
-        for course, attempts in by_course.items():
-            store.use_course(course)
-            existing = {_key(a) for a in store.attempts()}
-            for attempt in sorted(attempts, key=lambda a: a.at):
-                if _key(attempt) in existing:
-                    continue
-                store.record(attempt)
-                existing.add(_key(attempt))
-                added += 1
-        for course, module, item, kind, raw_card in cards:
-            store.use_course(course)
-            ReviewQueue(store).merge_card(module, item, kind, raw_card)
-        for position in positions:
-            store.use_course(_course_of(position))
-            if position["at"] > store.position_at():
-                store.set_position_at(position["module"], position["item"], position["at"])
+        with store.transaction():  # the whole file, or (on any error) nothing of it
+            by_course: dict[str, list[Attempt]] = {}
+            for attempt in incoming:
+                by_course.setdefault(attempt.course, []).append(attempt)
+            for course, attempts in by_course.items():
+                store.use_course(course)
+                existing = {_key(a) for a in store.attempts()}
+                new = []
+                for attempt in sorted(attempts, key=lambda a: a.at):
+                    if _key(attempt) not in existing:
+                        new.append(attempt)
+                        existing.add(_key(attempt))
+                store.record_many(new)
+                added += len(new)
+            for course, module, item, kind, raw_card in cards:
+                store.use_course(course)
+                ReviewQueue(store).merge_card(module, item, kind, raw_card)
+            for position in positions:
+                store.use_course(_course_of(position))
+                if position["at"] > store.position_at():
+                    store.set_position_at(position["module"], position["item"], position["at"])
+    except sqlite3.Error as exc:  # validated above: a full disk, a locked profile
+        raise ValueError(f"the profile could not be written, nothing of {Path(path).name} was imported: "
+                         f"{exc}") from None
     finally:
         store.use_course(current)
     written, kept = workspace_files.place(workspace, files) if workspace is not None else (0, [])
@@ -155,6 +201,8 @@ def _attempts(data: dict) -> list[Attempt]:
     raw = data.get("attempts") or []
     if not isinstance(raw, list):
         raise ValueError("'attempts' is not a list")
+    if len(raw) > MAX_ATTEMPTS:
+        raise ValueError(f"{len(raw)} attempts: more than {MAX_ATTEMPTS} is not a profile export")
     return [_attempt(item, i) for i, item in enumerate(raw)]
 
 
@@ -163,15 +211,27 @@ def _attempt(raw: object, index: int) -> Attempt:
     if not isinstance(raw, dict):
         raise ValueError(f"{where} is not an object")
     try:
+        names = {k: raw[k] for k in ("module", "item", "kind", "at")}
+        for key, value in names.items():
+            if not isinstance(value, str) or len(value) > MAX_NAME:
+                raise ValueError(f"'{key}' is not text of at most {MAX_NAME} characters")
+        seconds = raw.get("seconds") or 0.0
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < math.inf:
+            raise ValueError("'seconds' is not a finite, non-negative number of seconds")
+        fields = {k: raw.get(k) or {} for k in ("answers", "observed", "verdict")}
+        for key, value in fields.items():
+            if not isinstance(value, dict):
+                raise ValueError(f"'{key}' is not an object")
+            plain_data_problem(value, key)
         attempt = Attempt(
-            module=str(raw["module"]), item=str(raw["item"]), kind=str(raw["kind"]), correct=bool(raw["correct"]),
-            answers=dict(raw.get("answers") or {}), observed=dict(raw.get("observed") or {}),
-            verdict=dict(raw.get("verdict") or {}), seconds=float(raw.get("seconds") or 0.0), at=str(raw["at"]),
+            module=names["module"], item=names["item"], kind=names["kind"], correct=bool(raw["correct"]),
+            answers=fields["answers"], observed=fields["observed"], verdict=fields["verdict"],
+            seconds=float(seconds), at=names["at"],
             confidence=raw.get("confidence") if raw.get("confidence") in (1, 2, 3) else None,
             course=_course_of(raw),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"{where} is malformed: {exc}") from None
+        raise ValueError(f"{where} is malformed: {str(exc)[:200]}") from None
     if attempt.kind not in KINDS:
         raise ValueError(f"{where} has an unknown kind {attempt.kind!r}")
     return attempt
@@ -182,8 +242,13 @@ def _card(raw: object, index: int) -> tuple[str, str, str, str, str]:
 
     if not isinstance(raw, dict) or not all(isinstance(raw.get(k), str) for k in ("module", "item", "kind", "card")):
         raise ValueError(f"card {index} is malformed")
+    if any(len(raw[k]) > MAX_NAME for k in ("module", "item", "kind", "card")):
+        raise ValueError(f"card {index} is longer than a review card")
     try:
+        plain_data_problem(json.loads(raw["card"]), "card")  # before fsrs reads it: depth and numbers
         Card.from_json(raw["card"])
+    except RecursionError:
+        raise ValueError(f"card {index} cannot be read: nested too deeply") from None
     except (ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"card {index} cannot be read: {exc}") from None
+        raise ValueError(f"card {index} cannot be read: {str(exc)[:200]}") from None
     return _course_of(raw), raw["module"], raw["item"], raw["kind"], raw["card"]

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import builtins
 import itertools
 import os
 import signal
@@ -45,6 +46,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
+from tutor.sandbox.bindings import bound_by_any, bound_names
 from tutor.sandbox.kernel_settings import KernelSettings
 from tutor.sandbox.layers import describe_layers
 from tutor.sandbox.results import RunResult, from_done
@@ -285,8 +287,10 @@ class Sandbox:
             obs.check, obs.check_message = "error", "the code's results are too large to be judged"
             return learner
         code_error = obs.error if obs.error is not None and obs.error.phase == "code" else None
+        binds, rebinds = judged_names(request)
         judge = await self._run_plain(RunRequest(
             code="", setup=request.setup, check=request.check, imports=learner.exports.decode("utf-8", "replace"),
+            binds=binds, rebinds=rebinds,
             timeout=request.timeout, needs=request.needs, modules=request.judge_modules, tests=request.tests,
             rules=request.rules, sources=request.sources, probe_errors=dict(obs.probe_errors),
             learner_error=code_error))
@@ -454,3 +458,18 @@ def third_party_refusal(paths, builtin: Path, trusted: bool, sandbox: Sandbox | 
     if trusted or not is_third_party(paths, builtin):
         return ""
     return (sandbox or default_sandbox()).third_party_refusal()
+
+
+def judged_names(request: RunRequest) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the judge's half may take from the learner's export: (binds, rebinds), read here from the text.
+
+    ``binds``: the names the drill declares (its own code, solution and starter: ``declares``),
+    its probe and its tests' probes bind, and the learner's code binds too, except Python's
+    built-in names (a check's ``len`` or ``AssertionError`` stays Python's). ``rebinds``: the
+    setup constants whose value the export may carry, those the drill's own sources bind
+    (not the learner's code). Never what the learner's process says it bound.
+    """
+    author = bound_by_any(request.probe, *(t.probe for t in request.tests)) | set(request.declares)
+    learners = bound_names(request.code) - set(dir(builtins))
+    return tuple(sorted(author | learners)), tuple(sorted(author))
+

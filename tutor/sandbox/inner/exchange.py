@@ -35,11 +35,11 @@ MAX_ITEMS = 4096
 class Unjudgeable:
     """Stands in the judge for a value that could not leave the learner's process."""
 
-    def __init__(self, name: str, what: str):
-        object.__setattr__(self, "_why", f"{name!r} ({what}) lives only in the learner's process: a repair's or "
-                                         "a lab's check runs in a separate judge process that receives only data. "
-                                         "Compute what the check needs from it in the drill's `probe:` (see "
-                                         "lessons/README.md, \"Judged checks\")")
+    def __init__(self, name: str, what: str, why: str = ""):
+        object.__setattr__(self, "_why", why or f"{name!r} ({what}) lives only in the learner's process: a "
+                                                "repair's or a lab's check runs in a separate judge process that "
+                                                "receives only data. Compute what the check needs from it in the "
+                                                "drill's `probe:` (see lessons/README.md, \"Judged checks\")")
 
     def _refuse(self, *args, **kwargs):
         raise NameError(object.__getattribute__(self, "_why"))
@@ -53,7 +53,11 @@ class Unjudgeable:
 
 
 def export(namespace: dict, setup_ids: dict[str, int], torch) -> bytes:
-    """Every public name ``namespace`` binds, as data; what setup bound and nobody replaced is marked so."""
+    """Every public name ``namespace`` binds, as data; what setup bound and nobody replaced is marked so.
+
+    Which of these the judge binds is not this side's to say (see :func:`apply`): this is the
+    learner's process, whose code may have replaced this very function.
+    """
     budget = [MAX_EXPORT]
     storages: dict[int, int] = {}  # storage data_ptr -> index in the table: views keep sharing memory
     table: list[str] = []
@@ -62,10 +66,9 @@ def export(namespace: dict, setup_ids: dict[str, int], torch) -> bytes:
     for name, value in list(namespace.items()):
         if name.startswith("__") or name == "raised":
             continue
-        if name in setup_ids and (_is_constant(name, value, torch) or setup_ids[name] == id(value) and _is_code(value)):
-            # the judge has the same function, class or module from its own setup; and setup's
-            # UPPER_CASE names are the check's constants (its test cases): the learner's code
-            # cannot change what the judge tests
+        if setup_ids.get(name) == id(value) and (_is_code(value) or _is_constant(name, value, torch)):
+            # the judge has the same function, class or module from its own setup, and keeps its
+            # own constants whatever this says: no need to send them
             out[name] = {"k": "from_setup"}
             continue
         try:
@@ -201,8 +204,24 @@ class BadExport(ValueError):
     """The learner's process sent something that is not an export: nothing of it is used."""
 
 
-def apply(namespace: dict, raw: str, torch) -> None:
-    """Bind the learner's exported values over the judge's own setup namespace."""
+def apply(namespace: dict, raw: str, torch, binds=(), rebinds=()) -> None:
+    """Bind the learner's exported values over the judge's own setup namespace, by the judge's rule.
+
+    The learner's process wrote ``raw`` and may have forged it (its code can replace the
+    exporter), so what it names decides nothing. The host read from the sources which names
+    the drill computes (``binds``) and which setup constants its own code rebinds (``rebinds``);
+    against what this process's own setup bound:
+
+    * a setup constant (UPPER_CASE, not a tensor or a model) stays the judge's own, unless the
+      drill's own code rebinds it;
+    * a function, class or module setup bound stays the judge's own, unless the code rebinds it;
+    * any other value setup bound (a tensor, a model, a list) is the learner's, as exported: the
+      code may have changed it in place; one the export leaves out, or claims untouched, cannot be
+      judged (the judge's fresh copy would pass for the learner's);
+    * a name setup did not bind is bound only if it is in ``binds`` (else the export's value is
+      ignored, a built-in's name or a dunder included); left out, it stays unbound;
+    * ``raised``, the learner's exception, is bound when it is one.
+    """
     try:
         doc = json.loads(raw)
     except (ValueError, RecursionError) as exc:
@@ -216,27 +235,50 @@ def apply(namespace: dict, raw: str, torch) -> None:
         storages.append(torch.frombuffer(bytearray(base64.b64decode(item, validate=True)), dtype=torch.uint8)
                         if item else torch.empty(0, dtype=torch.uint8))
     ctx = (torch, storages)
-    doc = doc["names"]
-    for name in [n for n in namespace if not n.startswith("__") and n not in doc]:
-        del namespace[name]  # the learner's code removed it
-    for name, enc in doc.items():
-        if not isinstance(name, str) or not isinstance(enc, dict):
-            raise BadExport("malformed entry")
-        kind = enc.get("k")
-        if kind == "from_setup":
+    sent, binds, rebinds = doc["names"], frozenset(binds), frozenset(rebinds)
+    setup = {name: value for name, value in namespace.items() if not name.startswith("__")}
+    for name, value in setup.items():
+        if _is_constant(name, value, torch) and name not in rebinds:
+            continue  # the check's constants (its test cases): the learner's process cannot change them
+        code = _is_code(value)
+        if code and name not in binds:
+            continue  # the judge's own helper: nothing the learner's code bound replaces it
+        enc = sent.get(name)
+        if isinstance(enc, dict) and enc.get("k") == "from_setup":
+            if code or _is_constant(name, value, torch):
+                continue  # "untouched": the judge's own is the same
+            enc = None
+        if enc is None:
+            namespace[name] = Unjudgeable(name, "", f"{name[:60]!r}, which setup made, did not come back from "
+                                                    "the learner's process (its code deleted it, or the results "
+                                                    "were tampered with), so the check cannot read it")
             continue
-        if kind == "module":
-            namespace[name] = _apply_module(namespace.get(name), name, enc, ctx)
-        elif kind == "optimizer":
-            namespace[name] = _apply_optimizer(namespace.get(name), name, enc, ctx)
-        elif kind == "opaque":
-            namespace[name] = Unjudgeable(name, str(enc.get("what", "an object"))[:200])
-        else:
-            try:
-                namespace[name] = _decode(enc, ctx, 0)
-            except (BadExport, ValueError, TypeError, OverflowError, RecursionError) as exc:
-                # nothing of it is used (a hostile export may fail anywhere); the message names the value
-                raise BadExport(f"the value of {name[:60]!r}: {str(exc)[:160]}") from None
+        _bind(namespace, name, enc, ctx)
+    for name in binds - setup.keys():
+        if not name.startswith("__") and name != "raised" and sent.get(name) is not None:
+            _bind(namespace, name, sent[name], ctx)
+    raised = sent.get("raised")
+    namespace["raised"] = _decode(raised, ctx, 0) if isinstance(raised, dict) and raised.get("k") == "exception" \
+        else None
+
+
+def _bind(namespace: dict, name: str, enc, ctx) -> None:
+    """One exported value into the judge's namespace (a module's or an optimizer's into setup's own copy)."""
+    if not isinstance(enc, dict):
+        raise BadExport("malformed entry")
+    kind = enc.get("k")
+    if kind == "module":
+        namespace[name] = _apply_module(namespace.get(name), name, enc, ctx)
+    elif kind == "optimizer":
+        namespace[name] = _apply_optimizer(namespace.get(name), name, enc, ctx)
+    elif kind in ("opaque", "from_setup"):  # a name setup did not bind cannot be setup's
+        namespace[name] = Unjudgeable(name, str(enc.get("what", "an object"))[:200])
+    else:
+        try:
+            namespace[name] = _decode(enc, ctx, 0)
+        except (BadExport, ValueError, TypeError, OverflowError, RecursionError) as exc:
+            # nothing of it is used (a hostile export may fail anywhere); the message names the value
+            raise BadExport(f"the value of {name[:60]!r}: {str(exc)[:160]}") from None
 
 
 def _apply_module(target, name: str, enc: dict, ctx):

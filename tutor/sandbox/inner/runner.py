@@ -131,7 +131,7 @@ def run_request(request: RunRequest, torch) -> tuple[Observation, bytes | None]:
     setup_ids = {name: id(value) for name, value in namespace.items()} if request.export else {}
     if error is None and request.imports:
         try:
-            exchange.apply(namespace, request.imports, torch)
+            exchange.apply(namespace, request.imports, torch, request.binds, request.rebinds)
             raised = namespace.pop("raised", None)
         except Exception as exc:  # noqa: BLE001 - hostile or unreadable data from the learner's process
             raised, error = exc, ErrorInfo("judge", type(exc).__name__,

@@ -45,6 +45,7 @@ PROTOCOL = 2
 
 MAX_OBSERVATION = 1 << 20  # the observation line a runner writes; past it, it drops its variable listing
 MAX_EXPORT = 8 << 20  # a judged run's exported values (``inner/exchange.py``), which follow the observation
+MAX_NAMES = 1 << 16  # names a judge's half may bind from an export (``RunRequest.binds``)
 MAX_RESULT = MAX_OBSERVATION + MAX_EXPORT + 4096  # what the zygote reads from a runner's result memfd
 MAX_TEXT = 2000  # a message, a string value
 MAX_VARIABLES = 50  # names described per run
@@ -185,8 +186,15 @@ class RunRequest:
     # data the first one exported (see ``inner/exchange.py``); ``Sandbox.run`` does both halves,
     # so a judged request itself never crosses the wire.
     judged: bool = False
+    # A judged request: the names the drill's own sources (its code, solution, starter) bind, read on
+    # the host (``tutor.sandbox.bindings``); the UI side's business, not sent.
+    declares: tuple[str, ...] = ()
     export: bool = False  # the learner's half: send every bound name back as data
     imports: str = ""  # the judge's half: the learner's exported data
+    # The judge's half: the only names it binds from ``imports`` besides what its own setup bound, and
+    # the setup constants it takes from them, both read on the host from the sources (``Sandbox.run``)
+    binds: tuple[str, ...] = ()
+    rebinds: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()  # grants beyond the default confinement (``GRANTS``)
     # The learner-side process of a run with `exec` may keep compiled code (torch.compile's
     # Inductor cache) in this course's compile cache; see ``inner/compile_cache.py``.
@@ -208,7 +216,7 @@ class RunRequest:
         if self.judged:
             raise ValueError("a judged request runs as two halves; send those (Sandbox.run does)")
         data = asdict(self)
-        del data["judged"], data["judge_modules"]
+        del data["judged"], data["judge_modules"], data["declares"]
         data["protocol"] = PROTOCOL
         return json.dumps(data).encode()
 
@@ -231,6 +239,7 @@ class RunRequest:
                    check=as_text(data.get("check", ""), 4 << 20), asks=tuple(asks), timeout=float(timeout),
                    probe=as_text(data.get("probe", ""), 4 << 20), export=as_bool(data.get("export", False)),
                    imports=as_text(data.get("imports", ""), MAX_EXPORT + 4096), needs=needs,
+                   binds=_names(data.get("binds", [])), rebinds=_names(data.get("rebinds", [])),
                    compile_cache=as_bool(data.get("compile_cache", False)),
                    modules=_pairs(data.get("modules", [])), sources=_pairs(data.get("sources", [])),
                    tests=tuple(TestSpec(as_text(t["name"], 200), as_text(t.get("check", "")), as_text(t.get("probe", "")))
@@ -240,6 +249,11 @@ class RunRequest:
                    {as_text(k, 200): _error(v, same) for k, v in as_dict(data["probe_errors"]).items()},
                    learner_error=_error(data.get("learner_error"), same), trace=read_spec(data.get("trace")),
                    views=tuple(read_view_spec(v) for v in as_list(data.get("views", []))[:MAX_VIEWS]))
+
+
+def _names(v: Any) -> tuple[str, ...]:
+    """Python names: the judge's half's ``binds`` and ``rebinds``."""
+    return tuple(as_text(n, 200) for n in as_list(v)[:MAX_NAMES])
 
 
 def _pairs(v: Any) -> tuple[tuple[str, str], ...]:

@@ -1,0 +1,38 @@
+"""Which names a piece of source binds at module level, read on the host from its text.
+
+The judge's process of a repair or a lab binds the learner's exported data only under names
+the drill declares (``Sandbox.run``): the names its code, its probe and its tests' probes
+bind, as read here, never as the learner's process reports them. ``symtable`` is the
+compiler's own reading of scopes, so every way of binding counts: assignments (augmented,
+annotated, unpacked, walrus, also inside a module-level comprehension), ``for``/``with``/
+``except``/``match`` targets, imports, ``def``/``class``, ``del``, and a function's
+``global`` names that it assigns. Nothing is executed; source that does not compile binds
+nothing. Standard library only (host side, no torch).
+"""
+
+from __future__ import annotations
+
+import symtable
+
+
+def bound_names(source: str) -> frozenset[str]:
+    """The module-level names ``source`` binds (empty when it does not compile)."""
+    if not source.strip():
+        return frozenset()
+    try:
+        table = symtable.symtable(source, "<source>", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    names = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported()}
+    pending = list(table.get_children())
+    while pending:  # a function's (or class body's) `global x` with `x = ...` binds x in the module
+        scope = pending.pop()
+        names.update(s.get_name() for s in scope.get_symbols()
+                     if s.is_declared_global() and (s.is_assigned() or s.is_imported()))
+        pending.extend(scope.get_children())
+    return frozenset(names)
+
+
+def bound_by_any(*sources: str) -> frozenset[str]:
+    """The names any of ``sources`` binds."""
+    return frozenset().union(*(bound_names(s) for s in sources))
