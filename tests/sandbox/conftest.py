@@ -8,6 +8,8 @@ Long-lived sandboxes serve the whole session (a warm zygote makes each case chea
 * ``tier2-real``: the real tier 2, a fresh unprivileged uid (no passwd entry) on a host
   that forbids namespaces, with a desktop's open-files limit (``as_uid.py``): what an
   Ubuntu learner gets. As a non-root user this is just the forbidding interpreter;
+* ``tier1-real`` (only where a test asks for it): the same fresh unprivileged uid on a host that
+  *allows* unprivileged user namespaces, as an ordinary Linux desktop does: tier 1 as a learner gets it;
 * ``tier2-abi5`` (only where a test asks for it): the real tier 2 pretending its kernel's
   Landlock is ABI 5, which cannot scope signals (Linux < 6.12).
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -34,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 FORBID = HERE / "forbid_namespaces.py"
 AS_UID = HERE / "as_uid.py"
 SANDBOXES = {"tier1": "tier1_sandbox", "tier2": "tier2_sandbox", "tier2-real": "real_tier2_sandbox",
-             "tier2-abi5": "abi5_tier2_sandbox"}
+             "tier1-real": "real_tier1_sandbox", "tier2-abi5": "abi5_tier2_sandbox"}
 
 
 def _fresh_uid() -> int:
@@ -105,6 +108,25 @@ def real_tier2_python(tmp_path_factory, real_tier2_uid) -> str:
 
 
 @pytest.fixture(scope="session")
+def real_tier1_python(tmp_path_factory, real_tier2_uid) -> str:
+    """An interpreter for the real tier 1: the same fresh non-root uid, namespaces allowed, 1024 open files.
+
+    Skips only where this kernel refuses that uid a user namespace outright (checked here, with the
+    bare system call, so that a sandbox failing to use an allowed namespace cannot hide behind the skip).
+    """
+    if os.geteuid() == 0 and not hasattr(os, "setresuid"):
+        pytest.skip("cannot change uid here")
+    directory = tmp_path_factory.mktemp("real-tier1")
+    os.chmod(directory, 0o755)
+    python = uid_python(directory, "python-real-tier1", real_tier2_uid, forbid=False, nofile=1024)
+    allowed = subprocess.run([python, "-I", "-c", "import ctypes, sys\n"
+                              "sys.exit(ctypes.CDLL(None).unshare(0x10000000) != 0)"])  # CLONE_NEWUSER
+    if allowed.returncode != 0:
+        pytest.skip("this kernel refuses unprivileged user namespaces: a non-root learner gets tier 2 here")
+    return python
+
+
+@pytest.fixture(scope="session")
 def victim_python(tmp_path_factory):
     """``victim_python(uid)``: an interpreter running as ``uid``, for processes the sandbox must not reach."""
     directory = tmp_path_factory.mktemp("victims")
@@ -169,6 +191,17 @@ def tier2_sandbox(forbidding_python):
 @pytest.fixture(scope="session")
 def real_tier2_sandbox(real_tier2_python):
     box = _tier2_box(real_tier2_python, "the real tier 2 (a non-root uid, namespaces refused)")
+    assert box.info["uid"] != 0 and not box.info["root"]
+    yield box
+    box.close_sync()
+
+
+@pytest.fixture(scope="session")
+def real_tier1_sandbox(real_tier1_python):
+    box = Sandbox(python=real_tier1_python)
+    tier = box.choose_tier()
+    assert tier == "1", f"a non-root uid with namespaces allowed got tier {tier}: {probe(real_tier1_python)}"
+    box.start_sync()
     assert box.info["uid"] != 0 and not box.info["root"]
     yield box
     box.close_sync()

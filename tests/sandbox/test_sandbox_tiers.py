@@ -61,6 +61,41 @@ def test_doctor_tells_the_truth_here(tier1_sandbox):
     assert "can be confined" in out
 
 
+TIER1_VIEW = r"""
+import os
+pid, uid = os.getpid(), os.getuid()
+with open("/proc/net/dev") as f:
+    interfaces = sorted(line.split(":")[0].strip() for line in f.readlines()[2:])
+processes = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+import torch
+works = float(torch.ones(3).sum())
+"""
+
+
+def test_a_non_root_learner_gets_tier_1_where_namespaces_are_allowed(real_tier1_python, real_tier1_sandbox,
+                                                                     real_tier2_uid):
+    """The uid must be read before the user namespace exists: inside it, unmapped, getuid() says 65534."""
+    report = probe(real_tier1_python)
+    assert report["tier"] == "1" and report["euid"] == real_tier2_uid, report
+    seen = report["namespaces"]["seen"]
+    assert seen["pid"] == 2 and seen["uid"] == real_tier2_uid and seen["interfaces"] == ["lo"], seen
+    box = real_tier1_sandbox
+    assert box.tier_level == "1" and box.info["uid"] == real_tier2_uid
+    result = run(box, TIER1_VIEW, timeout=20)
+    assert result.ok and result.observation.error is None, (result.message, result.observation)
+    assert var(result, "pid") == 2 and var(result, "uid") == real_tier2_uid
+    assert var(result, "interfaces") == ["lo"] and var(result, "processes") == [1, 2]
+    assert var(result, "works") == 3.0
+    done = cli("doctor", python=real_tier1_python, env={"PYTORCH_TUTOR_SANDBOX_TIER": ""})
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "sandbox:  tier 1" in out and f"snippets run as your own uid {real_tier2_uid}" in out, out
+    for layer in ("user namespace", "pid namespace", "network namespace", "mount namespace"):
+        line = next(x for x in out.splitlines() if x.strip().startswith(layer))
+        assert line.split()[-1] == "on" or " on (" in line, line
+    assert f"pid 2, uid {real_tier2_uid}," in out and "network interfaces: lo;" in out, out
+
+
 def test_doctor_tells_the_truth_when_namespaces_are_forbidden(forbidding_python):
     done = cli("doctor", python=forbidding_python)
     assert done.returncode == 0, done.stdout + done.stderr

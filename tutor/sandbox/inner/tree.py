@@ -171,9 +171,11 @@ def _tier1_a(setup: Setup, spec: RunSpec, body) -> None:
         kernel.unshare(kernel.CLONE_NEWNS | kernel.CLONE_NEWPID | kernel.CLONE_NEWNET
                         | kernel.CLONE_NEWIPC | kernel.CLONE_NEWUTS)
     else:
+        # setup.uid/gid are our ids as read before this call: inside the new user namespace, until the
+        # maps are written, getuid() answers the overflow uid (65534), and mapping that fails with EPERM
         kernel.unshare(kernel.CLONE_NEWUSER | kernel.CLONE_NEWNS | kernel.CLONE_NEWPID
                         | kernel.CLONE_NEWNET | kernel.CLONE_NEWIPC | kernel.CLONE_NEWUTS)
-        kernel.write_id_maps(os.getuid(), os.getgid())
+        kernel.write_id_maps(setup.uid, setup.gid)
     b = os.fork()
     if b == 0:
         try:
