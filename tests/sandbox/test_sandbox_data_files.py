@@ -85,3 +85,52 @@ def test_a_declared_data_file_is_read_by_its_name_never_written_and_nothing_besi
     assert seen["leaked"] in ("FileNotFoundError", "PermissionError"), seen
     assert seen["undeclared"] == "refused"
     assert (course / "data" / "cases.json").read_text() == CONTENT
+
+
+SWAPPED = """
+import os
+try:
+    secret = open(os.path.join(DATA, "secret.txt")).read()
+except OSError as exc:
+    secret = type(exc).__name__
+try:
+    cases = open(os.path.join(DATA, "cases.json")).read()
+except OSError as exc:
+    cases = type(exc).__name__
+"""
+
+
+@pytest.mark.parametrize("tier", ["tier1", "tier2-real"])
+def test_a_data_directory_swapped_for_a_link_after_the_check_shows_nothing_new(tier, request, tmp_path):
+    """The sandbox holds the data/ directory it checked; a link put in its place later is never followed."""
+    root = tmp_path / "course"
+    elsewhere = tmp_path / "elsewhere"
+    for directory in (root / "data", elsewhere):
+        directory.mkdir(parents=True)
+    (root / "data" / "cases.json").write_text(CONTENT)
+    (elsewhere / "secret.txt").write_text("outside the course\n")
+    for path in (tmp_path, root, root / "data", elsewhere):
+        os.chmod(path, 0o755)
+    for path in (root / "data" / "cases.json", elsewhere / "secret.txt"):
+        os.chmod(path, 0o644)
+    python = sys.executable if tier == "tier1" else request.getfixturevalue("real_tier2_python")
+    sandbox = Sandbox(python=python, read_only=grants.code_dirs(root))
+    try:
+        if sandbox.choose_tier() != tier[4]:
+            pytest.skip(f"{tier} is not available here (tier {sandbox.tier_level})")
+        data = str((root / "data").resolve())
+        (root / "data").rename(root / "data.checked")  # between the check and the zygote's mount: a swap
+        (root / "data").symlink_to(elsewhere)
+        (elsewhere / "cases.json").write_text("swapped")
+        os.chmod(elsewhere / "cases.json", 0o644)
+        sandbox.start_sync()
+        result = run_sync(RunRequest(code=SWAPPED, setup=f"DATA = {data!r}"), sandbox)
+        if tier == "tier1":  # the held directory is the only one mounted there: a link in its place stops the run
+            assert result.status == "failed_to_start", (result.status, result.observation)
+            assert "was replaced since the sandbox checked it" in result.message, result.message
+        else:  # the path now leads elsewhere, where Landlock (its rule on the held directory) allows nothing
+            assert result.ok and result.observation.error is None, (result.message, result.observation)
+            seen = {name: value.get("value") for name, value in result.observation.variables.items()}
+            assert seen["secret"] == seen["cases"] == "PermissionError", seen
+    finally:
+        sandbox.close_sync()

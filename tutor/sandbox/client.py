@@ -42,6 +42,7 @@ import signal
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -63,6 +64,22 @@ TIER_LABELS = {
     Tier.WEAK: "tier 3 (weak: built-in lessons only)",
     Tier.NONE: "no isolation (benchmarks only)",
 }
+
+
+def _hold_dir(path: str) -> int:
+    """An O_PATH descriptor on the directory ``path`` (absolute, resolved), never reached through a link,
+    so that what the sandbox later shows is what was checked now."""
+    from tutor.sandbox.inner.mounts import open_dir_nofollow  # standard library only
+
+    try:
+        return open_dir_nofollow(path)
+    except OSError:
+        raise ValueError(f"read-only path {path!r} changed while it was opened (a link?)") from None
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 def _read_only_dirs(paths) -> list[str]:
@@ -98,6 +115,10 @@ class Sandbox:
         # Directories the course's code lives in (the capstone package, helper modules): shown
         # read-only to every run, besides the interpreter's own. Nothing else of the host is.
         self.read_only = tuple(_read_only_dirs(read_only))
+        # ...held open from now on: every zygote mounts (tier 1) or allows (tier 2) these descriptors, never
+        # the path again, so a directory swapped for a link after this check shows nothing new
+        self._read_only_fds = [_hold_dir(path) for path in self.read_only]
+        weakref.finalize(self, _close_all, self._read_only_fds)
         # The course's compile cache (``inner/compile_cache.py``): torch.compile's kernels kept across runs,
         # seen only by the learner-side process of a run granted exec, in tier 1.
         self.compile_cache = os.path.abspath(os.fspath(compile_cache)) if compile_cache else None
@@ -221,7 +242,8 @@ class Sandbox:
                 if zygote is not None:
                     self._replaced = zygote.death or "it stopped"
                     zygote.close(wait=0.5)
-                zygote = self._zygote = _Zygote(self.python, self.choose_tier(), self.prefork, self.read_only,
+                zygote = self._zygote = _Zygote(self.python, self.choose_tier(), self.prefork,
+                                                 tuple(zip(self._read_only_fds, self.read_only)),
                                                  self.compile_cache, self.warm_compile, self.output_dir,
                                                  self.kernels)
             return zygote

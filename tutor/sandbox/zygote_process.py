@@ -80,11 +80,12 @@ def _run_probe(python: str) -> dict:
 
 
 class _Zygote:
-    def __init__(self, python: str, tier: Tier, pool: int, read_only: tuple[str, ...] = (),
+    def __init__(self, python: str, tier: Tier, pool: int, read_only: tuple[tuple[int, str], ...] = (),
                  compile_cache: str | None = None, warm_compile: bool = False, output_dir: str | None = None,
                  kernels: KernelSettings | None = None):
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        extra = [arg for path in read_only for arg in ("--read-only", path)]
+        # each read-only directory as the descriptor the client holds on it, and the path it is shown at
+        extra = [arg for fd, path in read_only for arg in ("--read-only", f"{fd}:{path}")]
         if compile_cache:
             extra += ["--compile-cache", compile_cache]
         if warm_compile:
@@ -98,7 +99,8 @@ class _Zygote:
                 [python, "-I", "-m", ZYGOTE, "--tier", tier, "--fd", str(child.fileno()), "--pool", str(pool),
                  *extra],
                 env=zygote_environment(kernels), cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE, pass_fds=(child.fileno(),), start_new_session=True)
+                stderr=subprocess.PIPE, pass_fds=(child.fileno(), *(fd for fd, _ in read_only)),
+                start_new_session=True)
         except OSError:
             parent.close()
             raise

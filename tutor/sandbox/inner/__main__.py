@@ -1,4 +1,4 @@
-"""The zygote as a program: ``python -I -m tutor.sandbox.inner --fd N [--tier T] [--pool K] [--read-only PATH]...``.
+"""The zygote as a program: ``python -I -m tutor.sandbox.inner --fd N [--tier T] [--pool K] [--read-only FD:PATH]...``.
 
 Started by the UI side (``client.py``) with a minimal environment (no secrets:
 ``/proc/self/environ`` of every runner shows only that), it talks over the socket
@@ -18,12 +18,18 @@ from tutor.sandbox.inner.warm import COMPILE_MODULES, LateImports
 from tutor.sandbox.wire import Tier
 
 
+def _held_dir(value: str) -> tuple[int, str]:
+    fd, _, path = value.partition(":")
+    return int(fd), path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -I -m tutor.sandbox.inner")
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--tier", default=Tier.NAMESPACES, type=Tier, choices=tuple(Tier))
     parser.add_argument("--pool", type=int, default=2)
-    parser.add_argument("--read-only", action="append", default=[], dest="read_only")
+    parser.add_argument("--read-only", action="append", default=[], dest="read_only", type=_held_dir,
+                        help="FD:PATH: a directory to show read-only at PATH, as the descriptor FD the caller holds")
     parser.add_argument("--compile-cache", default="", dest="compile_cache")
     parser.add_argument("--warm-compile", action="store_true", dest="warm_compile")
     parser.add_argument("--output-dir", default="", dest="output_dir")

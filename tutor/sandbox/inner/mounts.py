@@ -9,6 +9,7 @@ site-packages) an empty tmpfs covers it, since it holds the course with its solu
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -37,8 +38,9 @@ class RootPlan:
     """
 
     def __init__(self, binds: list[str], links: dict[str, str], files: dict[str, str], dev_nodes: list[str],
-                 masks: list[str] | None = None):
+                 masks: list[str] | None = None, held: dict[str, int] | None = None):
         self.binds = binds
+        self.held = held or {}  # binds whose source is a descriptor every run keeps, not a path to look up
         self.links = links
         self.files = files
         self.dev_nodes = dev_nodes
@@ -125,7 +127,7 @@ def _chain(path: str, links: dict[str, str], targets: set[str]) -> str:
     return current or "/"
 
 
-def build_plan(extra_ro: list[str] | None = None) -> RootPlan:
+def build_plan(extra_ro: list[str] | None = None, held: dict[str, int] | None = None) -> RootPlan:
     links: dict[str, str] = {}
     wanted: set[str] = set()
     for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
@@ -133,8 +135,11 @@ def build_plan(extra_ro: list[str] | None = None) -> RootPlan:
             links[top] = os.readlink(top)
         elif os.path.isdir(top):
             wanted.add(top)
+    held = held or {}
     for path in python_paths() + list(extra_ro or []) + ["/etc/alternatives", "/sys/devices/system/cpu"]:
-        if os.path.exists(path):
+        if path in held:  # resolved by the caller when it opened it: never looked up again
+            wanted.add(path)
+        elif os.path.exists(path):
             _chain(os.path.abspath(path), links, wanted)
     for name in ETC_FILES:
         if os.path.isfile(f"/etc/{name}") and not os.path.islink(f"/etc/{name}"):
@@ -160,7 +165,40 @@ def build_plan(extra_ro: list[str] | None = None) -> RootPlan:
         "/etc/hostname": "sandbox\n",
     }
     dev = [n for n in DEV_NODES if os.path.exists(f"/dev/{n}")]
-    return RootPlan(binds, links, files, dev, hidden_dirs(binds))
+    return RootPlan(binds, links, files, dev, hidden_dirs(binds), {p: fd for p, fd in held.items() if p in binds})
+
+
+def open_dir_nofollow(path: str) -> int:
+    """An O_PATH descriptor on the directory ``path`` (absolute), walked one component at a time from ``/``
+    and never through a symlink (O_NOFOLLOW alone guards only the last component)."""
+    fd = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in [p for p in path.split("/") if p]:
+            inner = os.open(part, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _same_dir(path: str, held: int) -> int:
+    """``path`` opened again in this mount namespace, only if it is still the directory held at ``held``.
+
+    The held descriptor was opened in the host's mount namespace, where the caller checked the path,
+    and the kernel refuses a bind mount from another namespace's mount (EINVAL); so the directory is
+    found again here, without following links, and must be the same inode on the same device.
+    """
+    try:
+        fd = open_dir_nofollow(path)
+    except OSError as exc:
+        raise OSError(exc.errno, f"{path} was replaced since the sandbox checked it ({exc.strerror})") from None
+    now, then = os.fstat(fd), os.fstat(held)
+    if (now.st_dev, now.st_ino) != (then.st_dev, then.st_ino):
+        os.close(fd)
+        raise OSError(errno.ESTALE, f"{path} was replaced since the sandbox checked it")
+    return fd
 
 
 def _mkdirs(path: str) -> None:
@@ -195,7 +233,8 @@ def build_root(plan: RootPlan, base: str, uid: int, gid: int, scratch_bytes: int
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     # Hold every bind source open first: the tmpfs about to cover ``base`` would hide any
     # source that lives below it (a checkout or venv under /tmp, say).
-    sources = {path: os.open(path, os.O_PATH | os.O_CLOEXEC) for path in plan.binds}
+    sources = {path: _same_dir(path, plan.held[path]) if path in plan.held else os.open(path, os.O_PATH | os.O_CLOEXEC)
+               for path in plan.binds}
     writable = [(os.open(host, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC), target)
                 for host, target in filter(None, (cache, output))]
     mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755")

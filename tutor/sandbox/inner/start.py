@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from tutor.sandbox.inner import cgroups, kernel, landlock, mounts, scratch, seccomp, warm
 from tutor.sandbox.inner.compile_cache import CompileCache
 from tutor.sandbox.inner.output_dir import OutputDir
-from tutor.sandbox.inner.tree import Setup
+from tutor.sandbox.inner.tree import PATH_FD_BASE, Setup
 from tutor.sandbox.wire import CGROUP_RUN_MEMORY, PROCESSES, Tier
 
 
@@ -33,7 +33,7 @@ class Started:
     output_dir: OutputDir | None = None  # tier 1: the caller's output directory, for runs granted output-dir
 
 
-def prepare(tier: Tier, extra_ro: list[str], compile_cache: str = "", output_dir: str = "",
+def prepare(tier: Tier, extra_ro: list[tuple[int, str]], compile_cache: str = "", output_dir: str = "",
             threads: int = 0) -> Started:
     started = time.monotonic()
     os.umask(0o077)
@@ -51,25 +51,31 @@ def prepare(tier: Tier, extra_ro: list[str], compile_cache: str = "", output_dir
                 cgroup_base, cgroup_note = None, f"{cgroup_note} is unusable: {problem}"
     abi = landlock.landlock_abi() if tier != Tier.NONE else 0
     has_seccomp = seccomp.seccomp_supported() and tier != Tier.NONE
-    extra = [p for p in (os.path.abspath(p) for p in extra_ro) if os.path.exists(p)]
-    extra = mounts.without(extra, mounts.hidden_dirs(extra))  # never the tutor's own course
+    held = {os.path.abspath(path): fd for fd, path in extra_ro}
+    extra = mounts.without(list(held), mounts.hidden_dirs(list(held)))  # never the tutor's own course
     cache = CompileCache.open(compile_cache, uid, gid, root) if compile_cache and tier == Tier.NAMESPACES else None
     output = OutputDir.open(output_dir, uid, gid, root) if output_dir and tier == Tier.NAMESPACES else None
     path_fds: list[int] = []
     python_ro: list[str] = []
     plan = None
     scratch_base = ""
-    if tier == Tier.NAMESPACES:
-        plan = mounts.build_plan(extra)
-    else:
+    if tier != Tier.NAMESPACES:
         path_fds, python_ro = warm.reachable_python(uid, gid, root)
         scratch_base = tempfile.mkdtemp(prefix="pytorch-tutor-sandbox-")
         os.chmod(scratch_base, 0o711)
+    python_fds = list(path_fds)
+    numbers = _keep_held(held, path_fds)
+    shown = [path for path in extra if path not in numbers]  # a path cut up around a hidden directory: by name
+    if tier == Tier.NAMESPACES:
+        plan = mounts.build_plan(extra, held=numbers)
+        allowed = extra
+    else:  # Landlock's rule goes on the held directory itself (/proc/self/fd/N opens it, not a path lookup)
+        allowed = shown + [f"/proc/self/fd/{numbers[path]}" for path in extra if path in numbers]
     setup = Setup(tier=tier, uid=uid, gid=gid, root=root, landlock_abi=abi, seccomp=has_seccomp, plan=plan,
-                  base=_mount_base(), path_fds=path_fds, python_ro=python_ro, extra_ro=extra,
+                  base=_mount_base(), path_fds=path_fds, python_ro=python_ro, extra_ro=allowed,
                   compile_cache=cache.path if cache else "", output_dir=output.path if output else "")
     torch, threads = warm.warm_torch(threads)
-    if path_fds:
+    if python_fds:
         warm.cache_unreachable_sources(uid, gid)
     sys.stdout.reconfigure(line_buffering=True)
     gc.collect()
@@ -84,6 +90,27 @@ def prepare(tier: Tier, extra_ro: list[str], compile_cache: str = "", output_dir
         "output_dir": output.path if output else "",
     }
     return Started(setup, torch, threads, scratch_base, cgroup_base, cgroup_note, cache, facts, output)
+
+
+def _keep_held(held: dict[str, int], path_fds: list[int]) -> dict[str, int]:
+    """Move each directory descriptor the caller handed over to the next fixed number every run keeps
+    (``tree.PATH_FD_BASE`` + i, appended to ``path_fds``); return {path: number}. Each must still be a directory."""
+    import stat
+
+    moved = {}
+    for path, fd in held.items():
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(f"read-only path {path!r}: the descriptor handed over is not a directory")
+        moved[path] = os.dup(fd)  # off its old number first: that may be one of the fixed numbers
+        os.close(fd)
+    numbers = {}
+    for path, fd in moved.items():
+        number = PATH_FD_BASE + len(path_fds)
+        os.dup2(fd, number, inheritable=True)
+        os.close(fd)
+        path_fds.append(number)
+        numbers[path] = number
+    return numbers
 
 
 def _mount_base() -> str:
