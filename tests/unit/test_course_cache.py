@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
+import stat
+import subprocess
+import sys
 import json
 import os
 import pickle
@@ -96,11 +100,11 @@ class RunsACommand:
 
 
 def forged(raw: bytes, value) -> bytes:
-    """An entry consistent in every check but the classes it names (its checksum matches)."""
+    """An entry consistent in every check but the classes it names (sealed with this install's own secret)."""
     payload = pickle.dumps(value, protocol=5)
     header, _, _ = raw.partition(b"\n")
     key = json.loads(header)["key"]
-    return json.dumps({"key": key, "sha256": hashlib.sha256(payload).hexdigest()}).encode() + b"\n" + payload
+    return json.dumps({"key": key, "hmac": parse_cache._seal(key, payload)}).encode() + b"\n" + payload
 
 
 def damage_foreign_class(raw: bytes) -> bytes:
@@ -160,3 +164,39 @@ def test_old_entries_are_pruned(tmp_path, monkeypatch):
         path.write_text(BROKEN + f"# {i}\n")
         load_module_file(path)
     assert len(entries()) == 3
+
+
+def test_an_entry_forged_without_the_install_secret_cannot_rewrite_the_built_in_course(tmp_path):
+    """Whoever can write the cache directory (but not read the user's files) forges an entry for module 01."""
+    def progress() -> str:
+        done = subprocess.run([sys.executable, "-m", "tutor", "progress"], capture_output=True, text=True,
+                              timeout=120, env={**os.environ, "PYTORCH_TUTOR_CACHE": str(tmp_path / "cache")})
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    real_title = "Installing PyTorch and the Eager Mental Model"  # module 01's, from course.yaml's listing
+    assert real_title in progress()  # the launch filled the cache
+    secret = tmp_path / "cache" / "cache.key"
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600 and len(secret.read_bytes()) == 32
+    forged_title = ("FORGED by whoever can write the cache directory" + "!" * 80)[:len(real_title)]
+    forged = {}
+    for entry in entries():
+        header, _, payload = entry.read_bytes().partition(b"\n")
+        if real_title.encode() in payload:  # same length: still a valid pickle
+            forged[entry] = (json.loads(header)["key"], payload.replace(real_title.encode(), forged_title.encode()))
+    assert forged
+
+    def plant(seal) -> None:
+        for entry, (key, payload) in forged.items():
+            entry.write_bytes(json.dumps({"key": key, **seal(key, payload)}).encode() + b"\n" + payload)
+
+    def sealed(secret_bytes: bytes):
+        return lambda key, payload: {"hmac": hmac.new(secret_bytes, key.encode() + b"\0" + payload,
+                                                      hashlib.sha256).hexdigest()}
+
+    for seal in (sealed(b"\0" * 32), lambda key, payload: {"sha256": hashlib.sha256(payload).hexdigest()}):
+        plant(seal)
+        shown = progress()
+        assert forged_title not in shown and real_title in shown
+    plant(sealed(secret.read_bytes()))  # the control: sealed with this install's secret, it would be believed
+    assert forged_title in progress()

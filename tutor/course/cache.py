@@ -7,7 +7,10 @@ under, and the source of the code that parses it (``tutor/course`` and ``tutor/j
 edited lesson or an upgraded tutor simply misses and is parsed again.
 
 The cache is data, never code: entries are plain values and the parsing packages' own dataclasses
-and enums (only those, by name: see the codec below), with a checksum over the payload. Anything unexpected (a
+and enums (only those, by name: see the codec below), with an HMAC over the key and the payload under a
+per-install secret (``cache.key``, 0600, made on first use): whoever can write the cache directory but not
+read the user's files cannot forge an entry, which would otherwise rewrite the built-in course (trusted, run
+without consent) on the next launch; a forged or foreign entry is a miss. Anything unexpected (a
 truncated file, a bit flip, a class that no longer exists, a field that was renamed) makes the
 entry a miss: it is parsed again and rewritten. Nothing is ever required of the cache: when the
 cache directory cannot be written, the tutor just parses every time.
@@ -18,10 +21,13 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+import hmac
 import io
 import json
 import os
 import pickle
+import secrets
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -29,10 +35,12 @@ from typing import Any, Callable
 
 from tutor.course.errors import LessonError
 
-CACHE_FORMAT = 2  # 2: a restricted pickle (1 was JSON with an object hook)
+CACHE_FORMAT = 3  # 3: an HMAC under a per-install secret (2 had a bare checksum; 1 was JSON with an object hook)
 MAX_ENTRIES = 400  # an author's edits leave old entries behind; past this the oldest go
 PACKAGES = ("tutor.course", "tutor.judge")  # the code a parse depends on, and the only classes an entry may name
 _SUBDIR = "parsed-modules"
+_SECRET_FILE = "cache.key"
+_SECRET_BYTES = 32
 
 _fingerprint: str | None = None
 
@@ -57,15 +65,74 @@ def entry_key(content: bytes, shown: str) -> str:
     return digest.hexdigest()
 
 
+_secret: bytes | None = None
+_secret_home: Path | None = None
+
+
 def _directory() -> Path | None:
+    """The entries' directory, or None when there is none or no secret to sign entries with (no caching)."""
     from tutor.locations import cache_dir
 
     try:
         path = cache_dir() / _SUBDIR
         path.mkdir(parents=True, exist_ok=True)
-        return path
     except OSError:
         return None
+    return path if _install_secret(path.parent) is not None else None
+
+
+def _install_secret(home: Path) -> bytes | None:
+    """This install's secret, read (or made, 0600) once per process and cache directory; None if unusable.
+
+    Only a regular file owned by this user and closed to everyone else counts: a cache directory others
+    can write lets them delete the file (then a new secret is made, which they cannot read) but never
+    plant one of their own (it would not be ours) or read ours.
+    """
+    global _secret, _secret_home
+    if _secret_home != home:
+        _secret, _secret_home = _read_or_make_secret(home / _SECRET_FILE), home
+    return _secret
+
+
+def _read_or_make_secret(path: Path) -> bytes | None:
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            except FileExistsError:  # another launch made it a moment ago: read that one
+                continue
+            except OSError:
+                return None
+            made = secrets.token_bytes(_SECRET_BYTES)
+            try:
+                os.fchmod(fd, 0o600)  # whatever the umask
+                os.write(fd, made)
+                return made
+            except OSError:
+                return None
+            finally:
+                os.close(fd)
+        except OSError:
+            return None
+        try:
+            info = os.fstat(fd)
+            if (not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077
+                    or info.st_size != _SECRET_BYTES):
+                return None
+            value = os.read(fd, _SECRET_BYTES + 1)
+            return value if len(value) == _SECRET_BYTES else None
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+    return None
+
+
+def _seal(key: str, payload: bytes) -> str:
+    assert _secret is not None  # _directory() found one before any entry is read or written
+    return hmac.new(_secret, key.encode() + b"\0" + payload, hashlib.sha256).hexdigest()
 
 
 def lookup(key: str):
@@ -123,7 +190,8 @@ def recall(key: str) -> Any:
     try:
         header, _, payload = (directory / f"{key}.json").read_bytes().partition(b"\n")
         entry = json.loads(header)
-        if entry != {"key": key, "sha256": hashlib.sha256(payload).hexdigest()}:
+        if not (isinstance(entry, dict) and entry.keys() == {"key", "hmac"} and entry["key"] == key
+                and isinstance(entry["hmac"], str) and hmac.compare_digest(entry["hmac"], _seal(key, payload))):
             return None
         return decode(payload)
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, EOFError, IndexError,
@@ -140,7 +208,7 @@ def remember(key: str, value: Any) -> None:
         payload = encode(value)
     except (TypeError, ValueError, RecursionError, pickle.PicklingError):
         return
-    header = json.dumps({"key": key, "sha256": hashlib.sha256(payload).hexdigest()}).encode()
+    header = json.dumps({"key": key, "hmac": _seal(key, payload)}).encode()
     temporary = None
     try:
         handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")
@@ -183,7 +251,7 @@ def _prune(directory: Path) -> None:
 # a plain value or one of the parsing packages' dataclasses and enums (``reducer_override``), and
 # reading resolves no global but those same classes (``find_class``, the pickle documentation's
 # "restricting globals"), so a forged entry can at most build a course object, never call anything
-# else. The payload's checksum is still checked first.
+# else. The entry's HMAC is still checked first.
 
 _PLAIN = (type(None), bool, int, float, str, list, tuple, dict)
 
