@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence, TextIO
+from typing import Callable, Iterable, Sequence, TextIO
 
 from tutor.course import grants
 from tutor.course.giveaway import course_giveaways
@@ -211,6 +212,25 @@ async def _check_all(jobs: list[tuple[Module, Drill]], parallel: int, out: TextI
         await sandbox.close()
 
 
+def third_party_grants_refusal(targets: list[Target], allow_grants: bool,
+                               consent: Callable[[str], bool] | None) -> str:
+    """Why the drills of ``targets`` from outside the built-in course may not run with what they ask for ("")."""
+    from tutor.locations import builtin_course_dir
+    from tutor.startup import grants_refusal
+
+    builtin = builtin_course_dir().resolve()
+    by_root: dict[Path, list] = {}
+    for target in targets:
+        root = (target.course.root if target.course is not None else Path(target.label).parent).resolve()
+        if root != builtin:
+            by_root.setdefault(root, []).extend(target.modules)
+    for root, modules in by_root.items():
+        refusal = grants_refusal(root, grants.requested(modules), allow_grants, consent)
+        if refusal:
+            return refusal
+    return ""
+
+
 def _print_grants(targets: list[Target], out: TextIO) -> None:
     """What the drills ask the sandbox for beyond its default confinement (a learner is asked to accept it)."""
     wanted = grants.requested(m for t in targets for m in t.modules)
@@ -219,15 +239,21 @@ def _print_grants(targets: list[Target], out: TextIO) -> None:
 
 
 def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, parallel: int | None = None,
-          settings: Sequence[KernelSettings] = ()) -> int:
+          settings: Sequence[KernelSettings] = (), allow_grants: bool = False,
+          consent: Callable[[str], bool] | None = None) -> int:
     """Run every drill and prove its claims; under each of ``settings`` in turn when given (a drill must
-    decide the same under all of them: what moved is reported and fails the check)."""
+    decide the same under all of them: what moved is reported and fails the check). 2 when a pack's grants
+    were not allowed (``allow_grants`` or ``consent``, as ``startup.grants_refusal`` rules), before anything ran."""
     started = time.perf_counter()
     targets = load_targets(paths)
     errors = [e for t in targets for e in t.errors]
     for error in errors:
         print(error, file=out)
     _print_grants(targets, out)
+    refusal = third_party_grants_refusal(targets, allow_grants, consent)
+    if refusal:
+        print(f"pytorch-tutor: {refusal}", file=sys.stderr)
+        return 2
     jobs = [(m, d) for t in targets for m in t.modules for d in m.drills if drill_id in (None, d.id)]
     if drill_id and not jobs:
         print(f"check: no drill with id {drill_id!r}", file=out)

@@ -219,13 +219,15 @@ def _run(argv: list[str] | None) -> int:
             if _refuse_third_party(_course_paths(args), args.trust_lessons):
                 return 2
             from tutor.sandbox.kernel_settings import KernelSettings, SettingError
+            from tutor.startup import ask_on_terminal
 
             try:
                 settings = [KernelSettings.parse(text) for text in args.settings]
             except SettingError as exc:
                 print(f"check: {exc}", file=sys.stderr)
                 return 2
-            return check(_course_paths(args), sys.stdout, drill_id=args.drill, parallel=args.jobs, settings=settings)
+            return check(_course_paths(args), sys.stdout, drill_id=args.drill, parallel=args.jobs, settings=settings,
+                         allow_grants=args.allow_grants, consent=ask_on_terminal)
         if args.command == "run":
             from tutor.snippet_report import run_snippet_file
 

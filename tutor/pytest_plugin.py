@@ -24,6 +24,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="collect every drill of this course directory or module file as a test (repeatable)")
     group.addoption("--trust-lessons", action="store_true",
                     help="run the lessons even where the sandbox cannot confine third-party code")
+    group.addoption("--allow-grants", action="store_true",
+                    help="accept what the lessons ask the sandbox for (processes, exec, loopback); "
+                         "without it a pack that asks for any is refused (they are listed either way)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -42,8 +45,28 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     refusal = third_party_refusal(list(paths), builtin_course_dir(), config.getoption("trust_lessons"))
     if refusal:
         raise pytest.UsageError(refusal)
+    _consent_to_grants(config, paths)
     for path in paths:
         items.extend(LessonPack.from_parent(session, name=str(path), path=Path(path).resolve()).collect())
+
+
+def _consent_to_grants(config: pytest.Config, paths: list[Path]) -> None:
+    """List what the drills ask the sandbox for; refuse a pack's grants unless ``--allow-grants`` says yes.
+
+    The app's rule (``startup.grants_refusal``) with no one to ask: pytest owns the terminal.
+    """
+    from tutor.authoring import load_targets, third_party_grants_refusal
+    from tutor.course import grants
+
+    targets = load_targets(list(paths))
+    wanted = grants.requested(m for t in targets for m in t.modules)
+    if wanted:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("pytorch-tutor: grants requested by the lessons:\n" + grants.describe(wanted))
+    refusal = third_party_grants_refusal(targets, config.getoption("allow_grants"), None)
+    if refusal:
+        raise pytest.UsageError(refusal)
 
 
 class LessonPack(pytest.Collector):

@@ -71,12 +71,30 @@ def _accept_grants(course: Course, store: ProfileStore, consent: Callable[[str],
         return
     key = grants.pack_key(course.root)
     accepted = set((store.setting(key) or "").split())
-    question = (f"The lessons in {course.root} ask the sandbox for more than its default confinement:\n"
-                f"{grants.describe(wanted)}\nAllow this for this pack?")
-    if not allow_grants and not (consent is not None and consent(question)):
-        raise StartupError(f"{question.rsplit(chr(10), 1)[0]}\nNot allowed, so nothing was started. Answer yes when "
-                           "asked, or pass --allow-grants (scripts), to use this pack.")
+    refusal = grants_refusal(course.root, wanted, allow_grants, consent)
+    if refusal:
+        raise StartupError(refusal)
     store.set_setting(key, " ".join(sorted(accepted | set(wanted))))
+
+
+def grants_refusal(root: Path, wanted: dict[str, list[str]], allow_grants: bool,
+                   consent: Callable[[str], bool] | None) -> str:
+    """Why a pack's drills may not have what they ask the sandbox for ("" when they may).
+
+    The one consent rule of every command that runs a pack's drills (the app, plain mode, ``check``,
+    ``pytest --lessons``): nothing asked for, or ``--allow-grants`` (scripts, CI), or the learner's yes
+    to the question listing each grant and its drills. No terminal to ask on means no.
+    """
+    from tutor.course import grants
+
+    if not wanted or allow_grants:
+        return ""
+    question = (f"The lessons in {root} ask the sandbox for more than its default confinement:\n"
+                f"{grants.describe(wanted)}\nAllow this for this pack?")
+    if consent is not None and consent(question):
+        return ""
+    return (f"{question.rsplit(chr(10), 1)[0]}\nNot allowed, so nothing was started. Answer yes when "
+            "asked, or pass --allow-grants (scripts), to use this pack.")
 
 
 def unaccepted_grants(course: Course, store: ProfileStore) -> dict[str, list[str]]:

@@ -28,7 +28,7 @@ DRILL = """\
 def pack(root: Path, needs: str) -> Path:
     root.mkdir(exist_ok=True)
     (root / "course.yaml").write_text(
-        "format_version: 1\ntitle: Pack\nparts:\n  - {id: p, title: P}\nmodules:\n"
+        "format_version: 1\nid: grants-pack\ntitle: Pack\nparts:\n  - {id: p, title: P}\nmodules:\n"
         '  - {id: "01", part: p, requires: [], title: M, file: m.yaml}\n')
     (root / "m.yaml").write_text('format_version: 1\nmodule: "01"\ndrills:\n' + DRILL.format(id="w", needs=needs))
     return root
@@ -86,5 +86,31 @@ def test_plain_mode_refuses_an_unaccepted_pack_and_check_prints_its_grants(tmp_p
     assert "Traceback" not in refused.stderr
     allowed = run("--plain", "--allow-grants", "--lessons", str(root))
     assert "Traceback" not in allowed.stderr + allowed.stdout and "--allow-grants" not in allowed.stderr
-    checked = run("check", str(root))
+    checked = run("check", str(root))  # no terminal to ask on: refused before anything runs
     assert "grants requested" in checked.stdout and "processes" in checked.stdout and "01/w" in checked.stdout
+    assert checked.returncode == 2 and "--allow-grants" in checked.stderr and "check:" not in checked.stdout
+    assert "Traceback" not in checked.stderr
+    checked = run("--allow-grants", "check", str(root))
+    assert checked.returncode == 0 and "check: ok" in checked.stdout, checked.stdout + checked.stderr
+
+
+@pytest.mark.slow
+def test_pytest_lessons_lists_a_packs_grants_and_runs_it_only_with_allow_grants(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = pack(tmp_path / "pack", "exec, loopback")
+    env = {**os.environ, "PYTORCH_TUTOR_HOME": str(tmp_path / "home")}
+    run = lambda *args: subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--lessons",
+                                        str(root), *args], capture_output=True, text=True, timeout=300, env=env,
+                                       cwd=tmp_path, stdin=subprocess.DEVNULL)
+    refused = run("-q")
+    shown = refused.stdout + refused.stderr
+    assert refused.returncode == 4, shown  # a usage error: nothing collected, nothing ran
+    assert "exec: run programs" in shown and "loopback" in shown and "01/w" in shown and "--allow-grants" in shown
+    assert "Traceback" not in shown and "passed" not in shown
+    allowed = run("--allow-grants", "-q")
+    shown = allowed.stdout + allowed.stderr
+    assert allowed.returncode == 0 and "1 passed" in shown, shown
+    assert "grants requested by the lessons" in shown and "exec: run programs" in shown
