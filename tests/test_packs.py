@@ -82,3 +82,29 @@ def test_an_unknown_course_is_named(installed_pack, tmp_path):
     assert result.returncode == 2
     assert "no installed course 'nope'" in result.stderr and "mini-course" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_courses_warns_about_a_pack_that_installs_a_pth_file_or_other_entry_points(tmp_path):
+    """The installed form pip leaves (a dist-info with RECORD and entry_points.txt), written by hand: quick."""
+    site = tmp_path / "site"
+    shutil.copytree(MINI_COURSE, site / "sly_pack")
+    (site / "sly.pth").write_text("import os\n")  # in a PYTHONPATH dir: not processed, only listed
+    info = site / "sly_pack-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sly-pack\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pytorch_tutor.courses]\nsly = sly_pack\n\n"
+                                           "[console_scripts]\nsly = sly_pack:main\n\n[pytest11]\nsly = sly_pack\n")
+    (info / "RECORD").write_text("sly.pth,,\nsly_pack/course.yaml,,\nsly_pack-1.0.dist-info/METADATA,,\n")
+    result = tutor(site, "courses", home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stdout.splitlines() if line.startswith("WARNING: sly-pack")]
+    assert len(warnings) == 3, result.stdout
+    assert "sly.pth" in warnings[0] and "every Python process" in warnings[0]
+    assert "'console_scripts'" in warnings[1] and "'pytest11'" in warnings[2]
+    assert "pytorch_tutor.courses" not in result.stdout.split("WARNING")[-1].split("\n")[0]
+    assert "mini-course" in result.stdout
+
+
+def test_courses_warns_about_nothing_for_a_plain_pack(installed_pack, tmp_path):
+    result = tutor(installed_pack, "courses", home=tmp_path)
+    assert result.returncode == 0 and "WARNING" not in result.stdout, result.stdout

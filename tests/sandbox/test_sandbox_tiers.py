@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -288,3 +289,43 @@ def test_the_probe_does_not_settle_for_tier_2_where_namespaces_work(tmp_path):
     out = subprocess.run([sys.executable, "-m", "tutor", "doctor"], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "PYTORCH_TUTOR_SANDBOX_TIER": ""}).stdout
     assert "sandbox:  tier 1" in out, out
+
+
+@pytest.mark.parametrize("which", ["tier1", "tier2-real"])
+def test_no_pth_file_runs_in_the_sandboxs_interpreters(which, request, tmp_path):
+    """A package (a lesson pack) can ship a .pth whose import line runs in every interpreter of the environment:
+    never in the probe's or the zygote's, which start before confinement. Its directory lines still count."""
+    import site
+    import sysconfig
+
+    purelib = sysconfig.get_paths()["purelib"]
+    if not os.access(purelib, os.W_OK) or purelib not in site.getsitepackages():
+        pytest.skip("this environment's site-packages cannot be written here")
+    import tempfile
+
+    markers = Path(tempfile.mkdtemp(prefix="pytorch-tutor-pth-markers-"))  # reachable by a fresh uid
+    os.chmod(markers, 0o777)  # the real tier 2 runs as one
+    extra = Path(tempfile.mkdtemp(prefix="pytorch-tutor-pth-dir-"))
+    os.chmod(extra, 0o755)
+    pth = Path(purelib) / f"zz-pytorch-tutor-test-{secrets.token_hex(4)}.pth"
+    pth.write_text(f"{extra}\nimport os; open(os.path.join({str(markers)!r}, str(os.getpid())), 'w').close()\n")
+    try:
+        python = sys.executable if which == "tier1" else request.getfixturevalue("real_tier2_python")
+        subprocess.run([python, "-c", "pass"], check=True, timeout=60)  # the control: an ordinary start runs it
+        control = len(list(markers.iterdir()))
+        assert control >= 1
+        box = Sandbox(python=python)
+        try:
+            if box.choose_tier() != which[4]:
+                pytest.skip(f"{which} is not available here (tier {box.tier_level})")
+            box.start_sync()
+            result = run(box, f"import sys\nhere = {str(extra)!r} in sys.path")
+        finally:
+            box.close_sync()
+        assert result.ok and result.observation.error is None, (result.message, result.observation)
+        assert var(result, "here") is True  # the .pth's directory line was honoured, as data
+        assert len(list(markers.iterdir())) == control, sorted(p.name for p in markers.iterdir())
+    finally:
+        pth.unlink()
+        shutil.rmtree(markers)
+        extra.rmdir()

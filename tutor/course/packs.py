@@ -32,6 +32,31 @@ class InstalledPack:
     version: str
     root: Path | None  # None: the entry point names no directory with a course.yaml
     problem: str = ""
+    side_doors: tuple[str, ...] = ()  # what else the package installs that runs code outside the tutor's sandbox
+
+
+def _side_doors(dist) -> tuple[str, ...]:
+    """What a pack's distribution installs that other programs run, unasked: ``.pth`` files (their ``import``
+    lines run in every Python process of the environment) and entry points in groups other than ours
+    (console scripts, pytest plugins, ...). Read from its metadata (RECORD, entry_points.txt), never imported."""
+    if dist is None:
+        return ()
+    found = []
+    try:
+        files = dist.files or []
+    except Exception:  # noqa: BLE001 - a malformed RECORD is the pack's problem, not a traceback
+        files = []
+    for file in files:
+        parts = Path(str(file)).parts
+        if len(parts) == 1 and parts[0].endswith(".pth"):
+            found.append(f"{parts[0]} (runs at the start of every Python process in this environment)")
+    try:
+        groups = sorted({ep.group for ep in dist.entry_points} - {GROUP})
+    except Exception:  # noqa: BLE001
+        groups = []
+    for group in groups:
+        found.append(f"entry points in {group!r} (code other programs load)")
+    return tuple(found)
 
 
 def _package_dir(ep: EntryPoint) -> tuple[Path | None, str]:
@@ -56,7 +81,7 @@ def installed_packs() -> list[InstalledPack]:
         dist = ep.dist
         root, problem = _package_dir(ep)
         packs.append(InstalledPack(ep.name, dist.metadata["Name"] if dist else "?", dist.version if dist else "?",
-                                   root, problem))
+                                   root, problem, _side_doors(dist)))
     return packs
 
 
@@ -85,6 +110,9 @@ def print_courses(out) -> int:
         return 0
     for pack in packs:
         head = f"{safe_line(pack.distribution, 80)} {safe_line(pack.version, 40)}"
+        for door in pack.side_doors:  # outside the sandbox: the learner should know before using this pack
+            print(f"WARNING: {safe_line(pack.distribution, 80)} also installs {safe_line(door, 200)}; "
+                  "it runs outside the tutor's sandbox, as you", file=out)
         if pack.root is None:
             print(f"{safe_line(pack.name, 80)}  ({head}): unusable: {safe_line(pack.problem, 200)}", file=out)
             continue

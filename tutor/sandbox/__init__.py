@@ -2,7 +2,7 @@
 
 Two sides share one wire (``wire.py``): the UI side (``client.py``, ``doctor.py``) and the
 inner side, the package ``tutor.sandbox.inner`` that runs as its own program
-(``python -I -m tutor.sandbox.inner``). This package's import is kept empty of work (the
+(``python -I -S``, running ``tutor.sandbox.inner``). This package's import is kept empty of work (the
 names below load on first use) because the inner side imports ``tutor.sandbox.wire``
 through it and must not pull in the UI side.
 """

@@ -1,7 +1,7 @@
 """The parent side of the sandbox: a warm zygote, one confined child per run.
 
 No torch and no Textual here. :class:`Sandbox` starts the inner side as its own
-program (``python -I -m tutor.sandbox.inner``) with a minimal environment, talks to
+program (``python -I -S``, ``tutor.sandbox.inner`` run as ``-m`` would: no ``.pth`` file runs) with a minimal environment, talks to
 it over a socketpair with length-prefixed JSON frames (``framing.py``; the messages
 are declared in ``wire.py``), and turns what comes back into a :class:`RunResult`.
 It never trusts the child: result bytes are parsed here with caps on size and depth

@@ -20,8 +20,75 @@ from tutor.sandbox import framing
 from tutor.sandbox.kernel_settings import KernelSettings
 from tutor.sandbox.wire import Tier
 
-ZYGOTE = "tutor.sandbox.inner"  # run with ``python -I -m``: found through the installation, not a path
+ZYGOTE = "tutor.sandbox.inner"  # run through ``interpreter_command``: found through the installation, not a path
 PROBE = "tutor.sandbox.inner.probe"
+
+# ``python -I -S``: no site module, so no ``.pth`` file of the environment runs in the zygote before it is
+# confined (an installed package, a lesson pack among them, can ship one: its ``import`` lines run in every
+# interpreter that processes it). This bootstrap puts back what ``site`` would have put on ``sys.path`` as
+# data only: the site-packages directories of the interpreter's prefix (and the base one where the venv
+# includes it), then the directory lines of their ``.pth`` files, never their ``import`` lines, then the
+# directories holding the tutor's own packages (an editable install finds them through an ``import`` line).
+_BOOTSTRAP = """\
+import os, runpy, site, sys
+own, module = sys.argv[1], sys.argv[2]
+prefixes = [sys.prefix]
+exe_dir = os.path.dirname(os.path.abspath(sys.executable))  # a venv, found as site.venv() finds it
+for conf in (os.path.join(exe_dir, "pyvenv.cfg"), os.path.join(os.path.dirname(exe_dir), "pyvenv.cfg")):
+    if os.path.isfile(conf):
+        system_site = "true"
+        with open(conf, encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition("=")
+                if key.strip().lower() == "include-system-site-packages":
+                    system_site = value.strip().lower()
+        sys.prefix = sys.exec_prefix = os.path.dirname(exe_dir)
+        prefixes = [sys.prefix] + ([sys.base_prefix] if system_site == "true" else [])
+        break
+found = [d for d in site.getsitepackages(prefixes) if os.path.isdir(d)]
+for d in list(found):
+    try:
+        names = sorted(n for n in os.listdir(d) if n.endswith(".pth") and not n.startswith("."))
+    except OSError:
+        continue
+    for name in names:
+        try:
+            with open(os.path.join(d, name), encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            line = line.rstrip()
+            if not line or line.startswith(("#", "import ", "import\t")):
+                continue
+            path = os.path.abspath(os.path.join(d, line))
+            if os.path.isdir(path) and path not in found:
+                found.append(path)
+found += [d for d in own.split(os.pathsep) if d and os.path.isdir(d) and d not in found]
+sys.path.extend(p for p in found if p not in sys.path)
+site.setquit()  # exit() and quit() for snippets, as site.main() would define them (no code of any package runs)
+sys.argv = [sys.argv[0]] + sys.argv[3:]
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+"""
+
+
+def _own_package_dirs() -> str:
+    """Where the tutor's packages the sandbox imports live (``tutor``; ``capstone``, which drills import)."""
+    import importlib.util
+
+    dirs = []
+    for name in ("tutor", "capstone"):
+        spec = importlib.util.find_spec(name)
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            parent = os.path.dirname(os.path.realpath(location))
+            if parent not in dirs:
+                dirs.append(parent)
+    return os.pathsep.join(dirs)
+
+
+def interpreter_command(python: str, module: str, *args: str) -> list[str]:
+    """``python`` running ``module`` as ``-m`` would, isolated and with no ``.pth`` file's code run (above)."""
+    return [python, "-I", "-S", "-c", _BOOTSTRAP, _own_package_dirs(), module, *args]
 
 
 class SandboxUnavailable(RuntimeError):
@@ -65,7 +132,7 @@ def probe(python: str | None = None) -> dict:
 
 def _run_probe(python: str) -> dict:
     try:
-        done = subprocess.run([python, "-I", "-m", PROBE], env=zygote_environment(), cwd="/",
+        done = subprocess.run(interpreter_command(python, PROBE), env=zygote_environment(), cwd="/",
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
         report = json.loads(done.stdout[-65536:] or b"null")
     except (OSError, subprocess.TimeoutExpired, ValueError, RecursionError) as exc:
@@ -96,8 +163,8 @@ class _Zygote:
             extra += ["--threads", str(kernels.threads)]
         try:
             self.proc = subprocess.Popen(
-                [python, "-I", "-m", ZYGOTE, "--tier", tier, "--fd", str(child.fileno()), "--pool", str(pool),
-                 *extra],
+                interpreter_command(python, ZYGOTE, "--tier", tier, "--fd", str(child.fileno()), "--pool", str(pool),
+                                    *extra),
                 env=zygote_environment(kernels), cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, pass_fds=(child.fileno(), *(fd for fd, _ in read_only)),
                 start_new_session=True)

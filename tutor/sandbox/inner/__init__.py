@@ -4,8 +4,9 @@ Namespaces, mounts, Landlock and seccomp are set up by hand (ctypes) because the
 torch must be forked: bubblewrap- or nsjail-style launchers exec a fresh program per
 run, which would import torch again each time (1.3-1.5 s instead of ~30 ms).
 
-It runs as its own program, ``python -I -m tutor.sandbox.inner`` (``-I``: no
-``PYTHONPATH``, no user site; the package is found through the installation itself),
+It runs as its own program, ``python -I -S`` running ``tutor.sandbox.inner`` (``-I``: no
+``PYTHONPATH``, no user site; ``-S``: no ``.pth`` file's code runs before confinement, the
+site directories are put on ``sys.path`` as data by ``zygote_process.interpreter_command``),
 and imports only the standard library, torch, and ``tutor.sandbox.wire`` and
 ``tutor.sandbox.framing``, the two modules it shares with the UI side: no lessons,
 answer keys or profile ever exist in a process that runs untrusted code. Everything is

@@ -1,6 +1,6 @@
 """The start-up probe: which isolation tier does this machine give the sandbox?
 
-Run as its own small program (``python -I -m tutor.sandbox.inner.probe``,
+Run as its own small program (``python -I -S``, ``tutor.sandbox.inner.probe`` as ``-m`` would,
 standard library only, no torch) so that the UI process never forks. It performs a real dry run of
 each tier with the same code the zygote uses (``tree.spawn``) and a trivial
 body that reports what it sees from inside, then prints one JSON object:
