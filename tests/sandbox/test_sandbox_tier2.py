@@ -393,10 +393,11 @@ def test_thousands_of_threads_are_capped(sb):
 # ---------------------------------------------------------------- 7. memory outside RLIMIT_AS
 
 
-def test_memory_outside_the_address_space_limit_is_refused_in_tier_2(sb):
+def test_memory_outside_the_address_space_limit_is_refused(sb):
     result = run(sb, "import os\nfd = os.memfd_create('pin')")
-    if sb.tier_level == "1":  # torch's own sharing needs memfds with processes; the tmpfs caps the rest
-        assert result.ok
+    assert error_type(result) == "PermissionError"  # memory no RLIMIT_AS counts and no tmpfs caps
+    if sb.tier_level == "1":  # torch's own sharing between processes needs memfds: a run granted processes has them
+        assert run(sb, "import os\nfd = os.memfd_create('pin')", needs=("processes",)).ok
     else:
         assert error_type(result) == "PermissionError"
         # nor can a file ride in a socket buffer out of sight of /proc/PID/fd

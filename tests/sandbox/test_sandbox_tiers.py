@@ -60,6 +60,9 @@ def test_doctor_tells_the_truth_here(tier1_sandbox):
         assert " on" in line or layer in ("uid", "capabilities"), line
     assert "pid 2," in out and "CapEff 0000000000000000" in out and "network interfaces: lo;" in out
     assert "can be confined" in out
+    memory = next(x for x in out.splitlines() if x.strip().startswith("memory cap"))
+    if "off (" in memory:  # no cgroup here: what is refused and what is left uncapped is said precisely
+        assert "memfds and SysV shared memory are refused" in memory and "granted processes or exec" in memory
 
 
 TIER1_VIEW = r"""

@@ -68,8 +68,11 @@ def describe_layers(facts: dict) -> dict[str, str]:
             out["memory cap"] = (f"on (cgroup v2 per run: memory {CGROUP_RUN_MEMORY >> 30} GiB without "
                                  f"swap, tasks; via {note})")
         else:
-            also = ("; memfds, SysV and POSIX shared memory are refused, so a run holds little beyond that"
-                    if tier == Tier.LANDLOCK else "")
+            if tier == Tier.LANDLOCK:
+                also = "; memfds, SysV and POSIX shared memory are refused, so a run holds little beyond that"
+            else:
+                also = ("; memfds and SysV shared memory are refused, but a run granted processes or exec may "
+                        f"hold memfds, uncapped, and /dev/shm up to {SCRATCH_BYTES >> 20} MiB beside that")
             out["memory cap"] = (f"off (no cgroup can be had: {note}); only RLIMIT_AS "
                                  f"{ADDRESS_SPACE >> 30} GiB per process, which is not a total{also}")
     who = f"uid {uid} (the tutor runs as root)" if root else f"your own uid {uid}"

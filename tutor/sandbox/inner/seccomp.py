@@ -126,7 +126,8 @@ def build_filter(sockets: str = "unix", processes: bool = False, exec_ok: bool =
     this process (kill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo; tkill, pidfds and SIGIO
     ownership are refused, whatever Landlock can scope), threads must share the fd table
     (so the zygote sees every open file in /proc/PID/fd), and memfds and fd passing are
-    refused (memory and files held outside RLIMIT_AS and the scratch quota).
+    refused (memory and files held outside RLIMIT_AS and the scratch quota). In tier 1 memfds are
+    refused too unless ``processes`` or ``exec_ok`` (torch shares tensors between processes through them).
     ``deny_namespaces_only``: a filter that only refuses new namespaces (tests use it to
     emulate a host that forbids them).
 
@@ -243,6 +244,14 @@ def build_filter(sockets: str = "unix", processes: bool = False, exec_ok: bool =
         # an fd in flight in a socketpair holds a scratch file that no /proc/PID/fd listing shows)
         for name in ("tkill", "pidfd_open", "pidfd_send_signal", "memfd_create", "memfd_secret", "sendmsg",
                      "sendmmsg"):
+            op(_JEQ, sp[name], 0, 1)
+            ret(_errno(errno.EPERM))
+    elif not (processes or exec_ok):
+        # Tier 1, one process: a memfd holds memory that RLIMIT_AS never counts (data written into it,
+        # never mapped) and that no tmpfs size caps, so without a memory cgroup a run could hold any
+        # amount of it. Nothing a single process does needs one; torch's tensor sharing between processes
+        # does, so runs granted processes (or exec) keep them (`doctor` says what that leaves uncapped).
+        for name in ("memfd_create", "memfd_secret"):
             op(_JEQ, sp[name], 0, 1)
             ret(_errno(errno.EPERM))
     ret(_ALLOW)
