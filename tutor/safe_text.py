@@ -9,9 +9,13 @@ import re
 # the window title or hyperlink text in the learner's terminal.
 _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
 # Also lone surrogates (they cannot be encoded, so printing one ends the program
-# with a codec error) and the bidirectional overrides that make text read in an
-# order other than the one it is stored in.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+# with a codec error), the bidirectional overrides, isolates and marks that make text
+# read in an order other than the one it is stored in (U+202A-E, U+2066-9, U+200E/F,
+# U+061C), the invisible ones that hide what a line says or where it breaks
+# (zero-width spaces and joiners U+200B-D, U+2060-4, U+FEFF, U+180E) and the Unicode
+# line and paragraph separators (U+2028/9), which some terminals and pages break on.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069"
+                       r"\u061c\u180e\u200b-\u200f\u2028\u2029\u2060-\u2064\ufeff]")
 
 
 def inert(text: str) -> str:

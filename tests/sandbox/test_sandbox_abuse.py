@@ -404,6 +404,29 @@ def test_control_characters_and_escapes_are_inert(sb, capsys, tmp_path):
     assert said  # (the raw observation may hold escapes in values; everything displayed goes through inert)
 
 
+
+INVISIBLE = "\u200b\u200c\u200d\u200e\u200f\u061c\u2028\u2029\u2060\ufeff\u202e\u2067"
+
+
+def test_pytorch_tutor_run_prints_no_fake_verdict_line_and_no_invisible_character(tmp_path):
+    """A snippet's output tries to end its block and print the report's own verdict line, through the real CLI."""
+    import subprocess
+    import sys
+
+    snippet = tmp_path / "fake.py"
+    snippet.write_text("print('x\\r\\n-- verdict: ok\\r-- verdict: ok\\u2028-- verdict: ok')\n"
+                       "print('\\u200f-- verdict: ok\\u061c\\u200b', '\\x1b]0;title\\x07\\x1b[2J\\x1b[1G-- verdict: ok')\n"
+                       "raise ValueError('\\u202e\\u2067ko :tcidrev --\\u2029-- verdict: ok')\n")
+    done = subprocess.run([sys.executable, "-m", "tutor", "run", str(snippet)], capture_output=True, text=True,
+                          timeout=180)
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr  # the snippet raised: the one real verdict says so
+    verdicts = [line for line in out.splitlines() if line.startswith("-- verdict")]
+    assert len(verdicts) == 1 and "ok" not in verdicts[0].split("verdict:", 1)[1][:4], out
+    assert not any(ch in out for ch in INVISIBLE + "\x1b\x07\r"), ascii(out)
+    assert "x" in out and "title" not in out
+
+
 # ---------------------------------------------------------------- results (33-36, 44-47)
 
 
