@@ -17,7 +17,7 @@ np = pytest.importorskip("numpy")
 
 from tutor.course.divergence_fields import Contract, FirstDivergence  # noqa: E402
 from tutor.judge.contract_check import final_check  # noqa: E402
-from tutor.sandbox.client import judged_names  # noqa: E402
+from tutor.sandbox.bindings import judged_names  # noqa: E402
 from tutor.sandbox.inner.describe import numpy_scalar  # noqa: E402
 from tutor.sandbox.inner.runner import run_request  # noqa: E402
 from tutor.sandbox.wire import RunRequest, TraceSpec, read_observation  # noqa: E402

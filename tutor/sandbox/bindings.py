@@ -12,7 +12,10 @@ nothing. Standard library only (host side, no torch).
 
 from __future__ import annotations
 
+import builtins
 import symtable
+
+from tutor.sandbox.wire import RunRequest
 
 
 def bound_names(source: str) -> frozenset[str]:
@@ -36,3 +39,17 @@ def bound_names(source: str) -> frozenset[str]:
 def bound_by_any(*sources: str) -> frozenset[str]:
     """The names any of ``sources`` binds."""
     return frozenset().union(*(bound_names(s) for s in sources))
+
+
+def judged_names(request: RunRequest) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the judge's half may take from the learner's export: (binds, rebinds), read here from the text.
+
+    ``binds``: the names the drill declares (its own code, solution and starter: ``declares``),
+    its probe and its tests' probes bind, and the learner's code binds too, except Python's
+    built-in names (a check's ``len`` or ``AssertionError`` stays Python's). ``rebinds``: the
+    setup constants whose value the export may carry, those the drill's own sources bind
+    (not the learner's code). Never what the learner's process says it bound.
+    """
+    author = bound_by_any(request.probe, *(t.probe for t in request.tests)) | set(request.declares)
+    learners = bound_names(request.code) - set(dir(builtins))
+    return tuple(sorted(author | learners)), tuple(sorted(author))

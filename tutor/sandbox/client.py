@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import builtins
 import itertools
 import os
 import signal
@@ -47,7 +46,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from tutor.sandbox.bindings import bound_by_any, bound_names
+from tutor.sandbox.bindings import judged_names
+from tutor.sandbox.held_dirs import close_all, hold_dir, resolved_dirs
 from tutor.sandbox.kernel_settings import KernelSettings
 from tutor.sandbox.layers import describe_layers
 from tutor.sandbox.results import RunResult, from_done
@@ -64,32 +64,6 @@ TIER_LABELS = {
     Tier.WEAK: "tier 3 (weak: built-in lessons only)",
     Tier.NONE: "no isolation (benchmarks only)",
 }
-
-
-def _hold_dir(path: str) -> int:
-    """An O_PATH descriptor on the directory ``path`` (absolute, resolved), never reached through a link,
-    so that what the sandbox later shows is what was checked now."""
-    from tutor.sandbox.inner.mounts import open_dir_nofollow  # standard library only
-
-    try:
-        return open_dir_nofollow(path)
-    except OSError:
-        raise ValueError(f"read-only path {path!r} changed while it was opened (a link?)") from None
-
-
-def _close_all(fds: list[int]) -> None:
-    for fd in fds:
-        os.close(fd)
-
-
-def _read_only_dirs(paths) -> list[str]:
-    out = []
-    for path in paths:
-        resolved = os.path.realpath(os.fspath(path))
-        if not os.path.isdir(resolved):
-            raise ValueError(f"read-only path {os.fspath(path)!r} is not a directory")
-        out.append(resolved)
-    return sorted(set(out))
 
 
 # ---------------------------------------------------------------- the public object
@@ -114,11 +88,11 @@ class Sandbox:
         self.prefork = prefork  # confined runners kept ready, so a Run does not wait for fork
         # Directories the course's code lives in (the capstone package, helper modules): shown
         # read-only to every run, besides the interpreter's own. Nothing else of the host is.
-        self.read_only = tuple(_read_only_dirs(read_only))
+        self.read_only = tuple(resolved_dirs(read_only))
         # ...held open from now on: every zygote mounts (tier 1) or allows (tier 2) these descriptors, never
         # the path again, so a directory swapped for a link after this check shows nothing new
-        self._read_only_fds = [_hold_dir(path) for path in self.read_only]
-        weakref.finalize(self, _close_all, self._read_only_fds)
+        self._read_only_fds = [hold_dir(path) for path in self.read_only]
+        weakref.finalize(self, close_all, self._read_only_fds)
         # The course's compile cache (``inner/compile_cache.py``): torch.compile's kernels kept across runs,
         # seen only by the learner-side process of a run granted exec, in tier 1.
         self.compile_cache = os.path.abspath(os.fspath(compile_cache)) if compile_cache else None
@@ -480,18 +454,4 @@ def third_party_refusal(paths, builtin: Path, trusted: bool, sandbox: Sandbox | 
     if trusted or not is_third_party(paths, builtin):
         return ""
     return (sandbox or default_sandbox()).third_party_refusal()
-
-
-def judged_names(request: RunRequest) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """What the judge's half may take from the learner's export: (binds, rebinds), read here from the text.
-
-    ``binds``: the names the drill declares (its own code, solution and starter: ``declares``),
-    its probe and its tests' probes bind, and the learner's code binds too, except Python's
-    built-in names (a check's ``len`` or ``AssertionError`` stays Python's). ``rebinds``: the
-    setup constants whose value the export may carry, those the drill's own sources bind
-    (not the learner's code). Never what the learner's process says it bound.
-    """
-    author = bound_by_any(request.probe, *(t.probe for t in request.tests)) | set(request.declares)
-    learners = bound_names(request.code) - set(dir(builtins))
-    return tuple(sorted(author | learners)), tuple(sorted(author))
 
