@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import gc
 import io
 import os
 import sys
@@ -157,6 +158,17 @@ def compare(mode: str, config: GPTConfig, optimizers, steps: int, batch_size: in
     return diffs
 
 
+def leave_group() -> None:
+    """Leave the gloo group cleanly: wait until every rank is done with its collectives, free
+    the DDP/FSDP wrappers still held in reference cycles (they keep gloo work objects), then
+    destroy the group while the interpreter is fully alive. A rank that exits early with gloo
+    threads still holding work can abort in interpreter shutdown ("terminate called without an
+    active exception", pytorch/pytorch#179291) -- seen once in CI on a busy machine."""
+    dist.barrier()
+    gc.collect()
+    dist.destroy_process_group()
+
+
 def _rank_entry(rank: int, world: int, store_path: str, timeout: float, fn: Callable, args: tuple,
                 out_dir: str) -> None:
     torch.set_num_threads(1)  # two processes on two cores: one thread each
@@ -170,8 +182,15 @@ def _rank_entry(rank: int, world: int, store_path: str, timeout: float, fn: Call
         buffer = io.BytesIO()
         torch.save(result, buffer)
         Path(out_dir, f"rank{rank}.pt").write_bytes(buffer.getvalue())
-    finally:
-        dist.destroy_process_group()
+    except BaseException:
+        dist.destroy_process_group()  # no barrier: the other ranks may never reach it
+        raise
+    leave_group()
+    # The result is on disk and the group is gone; skip interpreter shutdown, where any gloo
+    # thread still alive would race the finalizer for the GIL (the abort described above).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def run_ranks(fn: Callable, *args, world: int = 2, start_method: str = "spawn",
@@ -218,8 +237,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             diffs = compare(args.mode, TINY, optimizers, args.steps, args.batch_size)
             world = dist.get_world_size()
-        finally:
+        except BaseException:
             dist.destroy_process_group()
+            raise
+        leave_group()
         if int(os.environ["RANK"]) != 0:
             return 0
     else:
