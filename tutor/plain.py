@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 import time
 from typing import TextIO
 
@@ -65,6 +66,7 @@ class PlainTutor(PlainReading):
         self.stdin = stdin
         self.out = out
         self.loop = asyncio.new_event_loop()
+        self._warming: asyncio.Task | None = None  # the sandbox's start, going while the learner reads
         self._hints: list[str] = []
         self._hints_shown = 0
         self._drill: Drill | None = None  # the drill being predicted: its trace hints and `:trace` run it
@@ -81,7 +83,7 @@ class PlainTutor(PlainReading):
         assert kind in PROMPT_KINDS, kind
         self.out.write(f"[{kind}] {prompt}")
         self.out.flush()
-        line = self.stdin.readline()
+        line = self._readline()
         if not line:
             raise _Leave()
         answer = line.rstrip("\n")
@@ -105,6 +107,36 @@ class PlainTutor(PlainReading):
             self.show_view(answer.strip()[len(":view"):])
             return self.ask(prompt, kind)
         return answer
+
+    def _readline(self) -> str:
+        """A line from stdin; while the sandbox starts, the loop keeps running its start meanwhile.
+
+        The line is read on a daemon thread then, so a learner who leaves (Ctrl-C, end of input)
+        never waits on it; the service and the profile stay on this thread."""
+        if self._warming is None or self._warming.done():
+            return self.stdin.readline()
+        line: asyncio.Future = self.loop.create_future()
+
+        def read() -> None:
+            try:
+                text = self.stdin.readline()
+            except BaseException as exc:  # handed to the reader, as if read on this thread
+                self.loop.call_soon_threadsafe(line.set_exception, exc)
+            else:
+                self.loop.call_soon_threadsafe(line.set_result, text)
+
+        threading.Thread(target=read, name="plain-tutor-stdin", daemon=True).start()
+        return self.loop.run_until_complete(line)
+
+    def _await_warm_sandbox(self) -> None:
+        if self._warming is None:
+            return
+        if not self._warming.done():
+            self.say("The sandbox is still starting; your run goes as soon as it is ready…")
+            self.loop.run_until_complete(asyncio.wait([self._warming]))
+        if not self._warming.cancelled():
+            self._warming.exception()  # a failed start is tried again by the run, which says why
+        self._warming = None
 
     def show_view(self, typed: str) -> None:
         """``:view graph loss``: the code runs again with that view; nothing is judged or recorded."""
@@ -151,6 +183,7 @@ class PlainTutor(PlainReading):
         """One of the service's use cases (a coroutine) run to its report; "Running…" is said by the
         service's ``on_run``, only if it really runs something."""
         self._announced = False
+        self._await_warm_sandbox()
         return self.loop.run_until_complete(action)
 
     def perform(self, action) -> RunReport:
@@ -174,8 +207,10 @@ class PlainTutor(PlainReading):
 
     def main(self) -> int:
         try:
-            self.loop.run_until_complete(self.service.start())
+            # The zygote takes 10 s and more under load: the learner reads the list meanwhile.
+            self._warming = self.loop.create_task(self.service.start())
             self.say(f"pytorch-tutor (plain mode) — {inert(self.session.course.title)} — profile {self.profile}")
+            self.say("Starting the sandbox in the background; choose a module meanwhile.")
             self.say(HELP)
             if self.session.store.notice:
                 self.say(self.session.store.notice)
@@ -194,31 +229,43 @@ class PlainTutor(PlainReading):
             self.say("Goodbye — your progress is saved.")
             return 0
         finally:
+            if self._warming is not None:  # close what a start still in flight opens
+                self.loop.run_until_complete(asyncio.wait([self._warming]))
             self.loop.run_until_complete(self.service.close())
             self.loop.close()
 
     def choose_module(self) -> tuple[str, str]:
-        """The module list, then the learner's choice; an empty line resumes where they left off."""
-        resume = self.session.resume_point()
-        resume_hint = ""
-        if resume is not None:
-            resume_hint = f", or Enter to resume module {resume[0]}"
+        """The module list, then the learner's choice; an empty line resumes where they left off
+        (on a fresh profile: opens the first module). A slip is answered in one line, not the list again."""
+        start = self.session.resume_point()
+        if start is None:
+            first = next((slot.id for slot in self.session.course.slots if self.session.can_open(slot.id)), None)
+            start = (first, self.session.entry_point(first)) if first is not None else None
+            enter = f", or Enter to start module {first}" if first is not None else ""
+        else:
+            enter = f", or Enter to resume module {start[0]}"
+        listed = False
         while True:
-            self.say("")
-            self.say("Modules:")
-            for slot in self.session.course.slots:
-                state = self.session.state(slot.id)
-                note = state.reason if state.status in (Status.LOCKED, Status.BROKEN) else state.status.value
-                self.say(f"  {slot.id}  {inert(slot.title)} — {note}")
+            if not listed:
+                self.say("")
+                self.say("Modules:")
+                for slot in self.session.course.slots:
+                    state = self.session.state(slot.id)
+                    note = state.reason if state.status in (Status.LOCKED, Status.BROKEN) else state.status.value
+                    self.say(f"  {slot.id}  {inert(slot.title)} — {note}")
+                listed = True
             try:
-                choice = self.ask(f"Module to open (its number{resume_hint}; :quit to leave) > ", "module").strip()
+                choice = self.ask(f"Module to open (its number{enter}; :quit to leave) > ", "module").strip()
             except (_Skip, _ToMap):
+                listed = False
                 continue
-            if not choice and resume is not None:
-                return resume
+            if not choice and start is not None:
+                return start
             module_id = self._module_id(choice)
-            if self.session.slot(module_id) is None:
-                self.say(f"There is no module {choice!r}.")
+            if not choice:
+                self.say("Type a module's number (the list is above).")
+            elif self.session.slot(module_id) is None:
+                self.say(f"There is no module {inert(choice)!r}; type a number from the list above.")
             elif not self.session.can_open(module_id):
                 state = self.session.state(module_id)
                 self.say(f"Module {module_id} is {state.status.value}: {state.reason}")

@@ -125,3 +125,54 @@ def test_a_self_check_answer_typed_in_the_app_is_offered_and_enter_keeps_it(tmp_
     assert "Model answer:" in text  # Enter answered with it
     assert [a.answers for a in store.attempts() if a.kind == "self_check"] == [{"answer": "only the strides swap"}]
     assert store.drafts("01", "self-check") == {}  # answered: nothing left to keep
+
+
+def test_on_a_fresh_profile_enter_starts_module_01_and_a_slip_is_one_line(tmp_path, mini_course, scripted_sandbox):
+    # issue 36 item 11: Enter used to say "There is no module ''." and print the whole list again.
+    session = Session(mini_course, ProfileStore.open(tmp_path / "p.sqlite"))
+    out = io.StringIO()
+    run_plain(session, "default", io.StringIO("99\nxyz\n\n:quit\n"), out, scripted_sandbox)
+    text = out.getvalue()
+    assert "Enter to start module 01" in text
+    assert text.count("Modules:") == 1  # two slips, the list shown once
+    assert "There is no module '99'; type a number from the list above." in text
+    assert "There is no module 'xyz'" in text and "There is no module ''" not in text
+    assert "drill 1/2" in text  # Enter opened module 01 at its first drill
+
+
+def test_the_module_list_is_shown_while_the_sandbox_starts(tmp_path, mini_course, make_scripted_sandbox):
+    # issue 36 item 12: nothing was printed for 10-12 s while the zygote started.
+    import threading
+
+    release = threading.Event()
+    sandbox = make_scripted_sandbox()
+    events = []
+
+    async def slow_start():
+        import asyncio
+
+        await asyncio.to_thread(release.wait, 60)  # bounded: the old start-first order fails, not hangs
+        events.append("started")
+
+    sandbox.start = slow_start
+    real_run = sandbox.run
+
+    async def run(request):
+        events.append("run")
+        return await real_run(request)
+
+    sandbox.run = run
+    out = io.StringIO()
+
+    class Learner(ByKind):
+        def readline(self):
+            if not self.kinds:  # the first prompt: the list is up and the start still going
+                assert "Modules:" in out.getvalue() and "Starting the sandbox" in out.getvalue()
+                assert events == []
+                release.set()
+            return super().readline()
+
+    learner = Learner(out, {"module": ["01"], "answer": ["1x3", "int64"], "confidence": [""]})
+    session = Session(mini_course, ProfileStore.open(tmp_path / "p.sqlite"))
+    assert run_plain(session, "default", learner, out, sandbox) == 0
+    assert events[:2] == ["started", "run"]  # the run waited for the start it followed
