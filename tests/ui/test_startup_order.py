@@ -57,4 +57,21 @@ async def test_the_zygote_starts_after_the_first_frame_and_the_map_works_while_i
         sandbox.go.set()
         await settle(app, pilot)
         assert sandbox.started and sandbox.starts == 1
-        assert app.sub_title.endswith(f"sandbox: {sandbox.tier}")  # and says when it is ready
+        assert app.sub_title.startswith(f"sandbox: {sandbox.tier.split(' (')[0]} · ")  # and says when it is ready
+
+
+async def test_at_80_columns_the_header_keeps_the_tier_whole(make_app, mini_course_dir, make_scripted_sandbox):
+    # issue 36 item 16: "profile: default · sandbox: tier 1 (namespace…" lost the tier's words at 80x24.
+    from textual.widgets._header import HeaderTitle
+
+    from tutor.sandbox.client import TIER_LABELS, Tier
+
+    for tier, shown in ((Tier.NAMESPACES, "sandbox: tier 1 · "), (Tier.WEAK, "sandbox: tier 3 (weak) · ")):
+        sandbox = make_scripted_sandbox()
+        sandbox.tier = TIER_LABELS[tier]
+        app = make_app(mini_course_dir, sandbox=sandbox)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(app, pilot)
+            header = app.screen.query_one(HeaderTitle)
+            line = "".join(segment.text for segment in header.render_line(0))
+            assert shown in line, line

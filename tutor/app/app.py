@@ -92,8 +92,15 @@ class TutorApp(App):
         return self._tutoring
 
     def _status_line(self, ready: bool) -> str:
-        """The header's line: the map says "starting…" until the zygote has answered, then its tier."""
-        return f"profile: {self.profile_name} · sandbox: {self.sandbox.tier if ready else 'starting…'}"
+        """The header's line: the map says "starting…" until the zygote has answered, then its tier.
+
+        The tier's number only ("tier 1", the words in brackets are in `doctor`), and before the profile:
+        at 80 columns the header keeps about 40 characters of it."""
+        tier = "starting…"
+        if ready:
+            label = self.sandbox.tier
+            tier = label.split(" (", 1)[0] + (" (weak)" if "weak" in label else "")
+        return f"sandbox: {tier} · profile: {self.profile_name}"
 
     def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
                markup: bool = False) -> None:
