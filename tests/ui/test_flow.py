@@ -70,6 +70,13 @@ async def test_map_to_done_unlocks_and_relaunch_resumes(make_app, mini_course_di
         await pilot.press("ctrl+g")
         assert "Hint 1/2" in text_of(app.screen.query_one("#hints"))
         assert "Hint 2/2" not in text_of(app.screen.query_one("#hints"))
+        # ... and stay: the earlier tier is still shown beside the next (issue 36 item 8)
+        await pilot.press("ctrl+g", "ctrl+g")
+        hints = text_of(app.screen.query_one("#hints"))
+        assert "Hint 1/2" in hints and "Hint 2/2" in hints
+        # past the last tier, after the reveal: not sent to an explanation already on screen
+        said = [n.message for n in app._notifications]
+        assert said[-1] == "All 2 hints are shown." and not any("read the explanation" in m for m in said)
 
         # The right prediction verifies the drill.
         await type_into(pilot, "#ask-0", "1x3")

@@ -95,7 +95,10 @@ class LessonScreen(Screen):
     def action_hint(self) -> None:
         hints = self.current_hints()
         if self.hints_shown >= len(hints):
-            self.notify("No more hints here: run it and read the explanation.", timeout=4)
+            # After the reveal the explanation is already on screen: do not send the learner to it.
+            said = f"All {len(hints)} hints are shown." if getattr(self, "revealed", False) else \
+                "No more hints here: run it and read the explanation."
+            self.notify(said, timeout=4)
             return
         self.hints_shown += 1
         text = Text()
