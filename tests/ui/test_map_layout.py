@@ -45,3 +45,26 @@ async def test_drill_questions_show_code_without_raw_backticks(make_app):
         questions = [text_of(q) for q in app.screen.query(".ask-question")]
         assert any("torch.__version__" in q for q in questions)
         assert not any("`" in q for q in questions), questions
+
+
+async def test_back_on_the_map_the_cursor_is_on_the_module_just_opened(make_app, mini_course_dir):
+    # issue 36 item 7: the cursor stayed on the finished module.
+    from tutor.tutoring.reports import ModuleRef
+
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        listing = app.screen.query_one("#modules", OptionList)
+        assert listing.highlighted_option.id == "01"
+        app.open_module("01")
+        await settle(app, pilot)
+        app.announce_unlocked((ModuleRef("02", app.session.slot("02").title),))  # what a report that unlocks says
+        app.back_to_map()
+        await settle(app, pilot)
+        assert app.screen.query_one("#modules", OptionList).highlighted_option.id == "02"
+        assert any(n.message.startswith("Unlocked: 02 ") for n in app._notifications)
+        # once: the learner's own moves are not overridden later
+        listing = app.screen.query_one("#modules", OptionList)
+        listing.highlighted = listing.get_option_index("01")
+        app.screen.refresh_map()
+        assert listing.highlighted_option.id == "01"

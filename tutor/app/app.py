@@ -59,6 +59,7 @@ class TutorApp(App):
         self._waiting_for_first_frame: list | None = []  # None once the first frame is on the screen
         self.profile_name = profile_name
         self.sub_title = self._status_line(ready=False)
+        self.newly_opened: str | None = None  # a module just unlocked: the map highlights it once
 
     @property
     def sandbox(self) -> Sandbox:
@@ -237,6 +238,7 @@ class TutorApp(App):
         if unlocked:
             names = ", ".join(f"{m.id} {m.title}" for m in unlocked)
             self.notify(f"Unlocked: {names}", title="Module done", timeout=8)
+            self.newly_opened = unlocked[0].id  # where the map's cursor goes when the learner is back
 
     def action_help(self) -> None:
         from tutor.app.screens.help import HelpScreen  # Textual's Markdown (markdown-it): not for the first frame

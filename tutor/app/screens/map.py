@@ -142,7 +142,11 @@ class MapScreen(Screen):
         modules.clear_options()
         modules.add_options(options)
         shown = {o.id for o in options if o.id}
-        target = highlighted if highlighted in shown else self._first_open(shown)
+        opened, self.app.newly_opened = getattr(self.app, "newly_opened", None), None
+        if opened in shown:  # back from finishing a module: on what it opened, not on the finished one
+            target = opened
+        else:
+            target = highlighted if highlighted in shown else self._first_open(shown)
         if target is not None:
             try:
                 modules.highlighted = modules.get_option_index(target)
