@@ -68,3 +68,28 @@ async def test_back_on_the_map_the_cursor_is_on_the_module_just_opened(make_app,
         listing.highlighted = listing.get_option_index("01")
         app.screen.refresh_map()
         assert listing.highlighted_option.id == "01"
+
+
+async def test_down_leaves_the_search_box_and_a_locked_module_offers_its_test_out(make_app, mini_course_dir):
+    # issue 36 item 6: Down stayed in the search box; the palette on a locked module only said "locked".
+    from tutor.app.screens.placement import PlacementScreen
+
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash", "0", "2")
+        await pilot.press("down")
+        listing = app.screen.query_one("#modules", OptionList)
+        assert app.screen.focused is listing and listing.highlighted_option.id == "02"
+
+        app.open_module("02")  # what the palette's "Open 02 …" does on a locked module
+        await pilot.pause()
+        assert "test out of it" in [n.message for n in app._notifications][-1]
+        await pilot.press("ctrl+p")
+        await settle(app, pilot)
+        for key in "Test out of 02":
+            await pilot.press("space" if key == " " else key)
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, PlacementScreen)

@@ -171,7 +171,9 @@ class TutorApp(App):
         """Open a module at its first unfinished drill, or say why it is closed."""
         if not self.session.can_open(module_id):
             state = self.session.state(module_id)
-            self.notify(f"Module {module_id} is {state.status.value}: {state.reason}", severity="warning")
+            way_in = " — or test out of it (t on the map, or 'Test out of' in ctrl+p)" \
+                if state.status == Status.LOCKED and self.session.placement_set(module_id) else ""
+            self.notify(f"Module {module_id} is {state.status.value}: {state.reason}{way_in}", severity="warning")
             return
         self.open_item(module_id, self.session.entry_point(module_id))
 

@@ -11,6 +11,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from tutor.course.graph import Status
 from tutor.session import OPENABLE
 
 
@@ -26,6 +27,9 @@ class ModuleCommands(Provider):
             state = session.state(slot.id)
             help_text = state.status.value + (f" — {state.reason}" if state.reason else "")
             yield f"Open {slot.id} {slot.title}", partial(app.open_module, slot.id), help_text, ""
+            if state.status == Status.LOCKED and session.placement_set(slot.id):  # a way in, offered where it is closed
+                yield (f"Test out of {slot.id} {slot.title}", partial(app.test_out, slot.id),
+                       "a short placement on its prerequisites: pass it and the module opens", "placement skip")
             if slot.module is None:
                 continue
             for drill in slot.module.drills:

@@ -77,6 +77,8 @@ class MapScreen(Screen):
     BINDINGS = [
         Binding("enter", "open", "Open", show=True, tooltip="open the highlighted module where you left it"),
         Binding("slash", "search", "Search", tooltip="search modules by number or title"),
+        # The search box does not use Down: it hands the learner to the list (the list's own Down moves in it)
+        Binding("down", "leave_search", "To the list", show=False, tooltip="from the search box to the list"),
         Binding("t", "test_out", "Test out", tooltip="test out of a locked module: a short placement"),
         Binding("r", "app.review", "Review", tooltip="spaced review: what is due"),
         Binding("s", "app.stats", "Stats", tooltip="accuracy, calibration and time"),
@@ -101,6 +103,10 @@ class MapScreen(Screen):
 
     def action_search(self) -> None:
         self.query_one("#search", Input).focus()
+
+    def action_leave_search(self) -> None:
+        if self.focused is self.query_one("#search", Input):
+            self.query_one("#modules", OptionList).focus()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.refresh_map()
