@@ -7,7 +7,7 @@ import sys
 from typing import TextIO
 
 from tutor.progress.report import print_progress
-from tutor.progress.stats import format_duration, history_line, spark
+from tutor.progress.stats import BRIER_GLOSS, THINKING_TIME, format_duration, history_line, spark
 from tutor.progress.transfer import export_profile, import_profile
 from tutor.safe_text import inert
 from tutor.session import Session
@@ -48,7 +48,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
 
 def print_stats(session: Session, out: TextIO) -> None:
     stats = session.stats()
-    print(f"Time spent: {format_duration(stats.total_seconds)}", file=out)
+    print(f"Thinking time: {format_duration(stats.total_seconds)} ({THINKING_TIME})", file=out)
     print(f"Last 14 days: {spark(stats.daily)}  ({count(sum(stats.daily), 'attempt')})", file=out)
     print(f"Recent predictions (● right, ○ wrong): {history_line(stats.recent) or '—'}", file=out)
     print("", file=out)
@@ -69,8 +69,8 @@ def print_stats(session: Session, out: TextIO) -> None:
     for line in lines:
         print("  " + line, file=out)
     if stats.brier is not None:
-        print(f"  Brier score {stats.brier:.3f} (0 is perfect; always saying 'fairly sure' and being right "
-              "two times in three scores 0.222)", file=out)
+        print(f"  Brier score {stats.brier:.3f}: {BRIER_GLOSS}; always saying 'fairly sure' and being right "
+              "two times in three scores 0.222", file=out)
 
 
 def print_due(course, due, out: TextIO) -> None:

@@ -13,6 +13,11 @@ from tutor.wording import count
 # What each confidence level claims, as a probability of being right (for the Brier score).
 CONFIDENCE_PROBABILITY = {1: 1 / 3, 2: 2 / 3, 3: 0.95}
 DAYS = 14
+# What the time figures count, said beside them: the clock runs from a drill's opening (or its last
+# result) to each answer or submission, so reading and thinking count; runs and reading results do not.
+THINKING_TIME = "from opening a drill, or its last result, to each answer you sent; runs not counted"
+BRIER_GLOSS = ("the average squared gap between how sure you said you were (as a probability) and what "
+               "happened (1 right, 0 wrong); lower is better")
 
 
 @dataclass

@@ -12,7 +12,7 @@ from textual.widgets import Header, Static
 
 from tutor.app.widgets.footer import key_footer
 from tutor.app.widgets.daily_chart import DailyChart
-from tutor.progress.stats import DAYS, format_duration, history_line
+from tutor.progress.stats import BRIER_GLOSS, DAYS, THINKING_TIME, format_duration, history_line
 from tutor.safe_text import inert
 
 
@@ -32,8 +32,9 @@ class StatsScreen(Screen):
         stats = session.stats()
         yield Header()
         with VerticalScroll():
-            yield Static(Text.assemble(("Time spent: ", "bold"), format_duration(stats.total_seconds),
-                                       ("   Attempts in the last 14 days: ", "bold"), str(sum(stats.daily))),
+            yield Static(Text.assemble(("Thinking time: ", "bold"), format_duration(stats.total_seconds),
+                                       (f" ({THINKING_TIME})", "dim"),
+                                       ("\nAttempts in the last 14 days: ", "bold"), str(sum(stats.daily))),
                          id="summary")
             yield DailyChart(stats.daily, id="daily")
             yield Static(Text.assemble(("Recent predictions ", "bold"), ("(● right, ○ wrong): ", "dim"),
@@ -60,7 +61,7 @@ class StatsScreen(Screen):
             for line in lines:
                 calibration.append(line + "\n")
             if stats.brier is not None:
-                calibration.append(f"Brier score {stats.brier:.3f} (lower is better; 0 is perfect)")
+                calibration.append(f"Brier score {stats.brier:.3f}: {BRIER_GLOSS}")
             yield Static(calibration, id="calibration")
         yield key_footer()
 
