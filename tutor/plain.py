@@ -29,7 +29,7 @@ from tutor.tutoring.view_blocks import read_view_request, view_report_blocks
 from tutor.tutoring.states import Outcome
 from tutor.tutoring.trace_view import trace_lines
 from tutor.workspace import Workspace, ensure_starter, reset_exercise
-from tutor.wording import drill_label
+from tutor.wording import drill_label, shown_title
 
 # The prompt protocol (README.md, "Plain mode and scripts"): every prompt is one line that starts with
 # its kind in brackets and ends with "> ", with no newline after it; a script reads up to "> " and
@@ -304,7 +304,7 @@ class PlainTutor(PlainReading):
         self._viewable = None
         self.say("")
         kind = drill_label(drill)
-        self.say(f"== {module.id} {kind} {number}/{len(module.drills)}: {inert(drill.title)}")
+        self.say(f"== {module.id} {kind} {number}/{len(module.drills)}: {inert(shown_title(drill))}")
         self.say(markdown_to_plain(inert(drill.prompt)))
         if drill.is_exercise:
             self.exercise(module, drill)

@@ -81,7 +81,7 @@ def exercise_path(space: Workspace, module_id: str, drill: Drill) -> Path:
 
 def _lab_path(space: Workspace, module_id: str, drill_id: str, suffix: str = ".py") -> Path:
     if not (is_safe_id(module_id) and is_safe_id(drill_id)):
-        raise ValueError(f"exercise {module_id[:40]!r}/{drill_id[:40]!r}: not a safe id")
+        raise ValueError(f"lab {module_id[:40]!r}/{drill_id[:40]!r}: not a safe id")
     return inside(space.directory, f"{file_stem(module_id)}_{file_stem(drill_id)}{suffix}")
 
 
@@ -162,7 +162,7 @@ def stage_whose(space: Workspace, stage: Stage) -> str:
 
 
 def header(module_id: str, drill: Drill) -> str:
-    return (f"# pytorch-tutor exercise {module_id}/{drill.id}: {drill.title}\n"
+    return (f"# pytorch-tutor lab {module_id}/{drill.id}: {drill.title}\n"
             "# Edit and save: the tutor re-runs its checks on every save.\n\n")
 
 
@@ -186,7 +186,7 @@ def read_exercise(path: Path) -> str:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise ValueError(f"{path} is gone; reset the exercise to write the starter again") from None
+        raise ValueError(f"{path} is gone; reset the lab to write the starter again") from None
     except OSError as exc:
         raise ValueError(f"cannot read {path}: {exc.strerror}") from None
     if len(raw) > MAX_EXERCISE_BYTES:

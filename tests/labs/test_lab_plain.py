@@ -31,7 +31,7 @@ def test_module_1_opens_and_a_lab_runs_resets_and_lists_its_tests(tmp_path):
     assert run_plain(session, "default", script, out) == 0
     text = out.getvalue()
     assert "There is no module '1'" not in text  # it used to be padded to 01
-    assert "exercise" in text.lower() and str(path) in text
+    assert "== 1 lab 1/" in text and str(path) in text
     assert "✗ examples" in text and "tests pass" in text  # the starter fails, test by test
     assert "The starter is back. Your version is kept at" in text
     assert "return None" in path.read_text()

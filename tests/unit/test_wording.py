@@ -63,7 +63,18 @@ def test_a_drill_is_introduced_by_its_kind():
     divergence = load_course(fixtures / "divergence_course").slot("01").module.drills[0]
     assert drill_label(divergence) == "first-divergence drill"
     kinds = {d.kind.value: drill_label(d) for m in load_course(fixtures / "mini_course").modules() for d in m.drills}
-    assert kinds["repair"] == "repair drill" and kinds["lab"] == "exercise" and kinds["prediction"] == "drill"
+    assert kinds["repair"] == "repair drill" and kinds["lab"] == "lab" and kinds["prediction"] == "drill"
+
+
+def test_a_lab_is_called_a_lab_once():
+    # issue 36 item 10: "exercise 12/12" in the header beside "Lab: …" in the title
+    from tutor.course.loader import load_course
+    from tutor.locations import builtin_course_dir
+    from tutor.wording import drill_label, shown_title
+
+    micrograd = load_course(builtin_course_dir()).slot("07").module.drill("micrograd-engine")
+    assert micrograd.title.startswith("Lab: ")
+    assert f"{drill_label(micrograd)} 12/12: {shown_title(micrograd)}" == "lab 12/12: " + micrograd.title[5:]
 
 
 def test_two_misconceptions_each_name_the_answer_that_showed_it():

@@ -23,6 +23,7 @@ from tutor.app.widgets.page import Page
 from tutor.app.widgets.result_panel import ResultPanel
 from tutor.app.widgets.view_prompt import VIEW_KEY_HELP, LabViewSubmitted, ViewPanel, ViewPrompt
 from tutor.safe_text import inert
+from tutor.wording import shown_title
 from tutor.tutoring.reports import RunReport
 from tutor.tutoring.states import Outcome
 from tutor.workspace import Workspace, ensure_starter, read_exercise, reset_exercise
@@ -66,8 +67,8 @@ class ExerciseScreen(LessonScreen):
         slot = self.app.session.slot(self.module_id)
         yield Header()
         with Page(classes="drill-scroll"):
-            yield Static(Text(f"{self.module_id} · {inert(slot.title)} — exercise {number}/{len(self.module.drills)}: "
-                              f"{inert(self.drill.title)}"), classes="where")
+            yield Static(Text(f"{self.module_id} · {inert(slot.title)} — lab {number}/{len(self.module.drills)}: "
+                              f"{inert(shown_title(self.drill))}"), classes="where")
             yield Markdown(inert(self.drill.prompt), id="prompt")
             yield Static(Text.assemble(("Your file: ", "bold"), str(self.path),
                                        "\nEdit it in your own editor (ctrl+e opens $EDITOR) or right here; every "
