@@ -266,7 +266,7 @@ async def test_the_service_reads_the_learners_saved_lab_file_and_checks_it(sessi
 
 
 @pytest.mark.parametrize("damage, problem", [
-    (lambda path: path.unlink(), "is gone; reset the exercise to write the starter again"),
+    (lambda path: path.unlink(), "is gone; reset the lab to write the starter again"),
     (lambda path: path.write_bytes(b"def relu(x):\n    return x  # caf\xe9\n"), "is not UTF-8 text"),
     (lambda path: (path.unlink(), path.mkdir()), "cannot read"),
 ], ids=["missing", "not-utf8", "unreadable"])
