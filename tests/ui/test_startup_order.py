@@ -75,3 +75,32 @@ async def test_at_80_columns_the_header_keeps_the_tier_whole(make_app, mini_cour
             header = app.screen.query_one(HeaderTitle)
             line = "".join(segment.text for segment in header.render_line(0))
             assert shown in line, line
+
+
+async def test_a_run_asked_for_while_the_sandbox_starts_says_it_is_queued(make_app, mini_course_dir):
+    # issue 36 item 13: Run before the zygote answered showed nothing for ~7 s.
+    from tests.ui.conftest import type_into
+    from tests.ui.test_flow import status_text
+
+    from tests.scripted_sandbox import load_script
+
+    class RunsWaitForTheStart(SlowToStart):  # as the real sandbox's runs wait for its zygote
+        async def run(self, request):
+            await self.go.wait()
+            return await super().run(request)
+
+    holder = {}
+    sandbox = RunsWaitForTheStart(lambda: holder["app"])
+    sandbox.script = load_script()
+    app = holder["app"] = make_app(mini_course_dir, sandbox=sandbox)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.open_item("01", "transpose-strides")
+        await pilot.pause()
+        await type_into(pilot, "#ask-0", "1x3")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "Queued: the sandbox is still starting" in status_text(app)
+        sandbox.go.set()
+        await settle(app, pilot)
+        assert "Queued" not in status_text(app) and "Verified" in status_text(app)

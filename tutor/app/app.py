@@ -60,6 +60,7 @@ class TutorApp(App):
         self.profile_name = profile_name
         self.sub_title = self._status_line(ready=False)
         self.newly_opened: str | None = None  # a module just unlocked: the map highlights it once
+        self.sandbox_ready = False  # the zygote has answered (runs asked for before it are queued)
 
     @property
     def sandbox(self) -> Sandbox:
@@ -161,7 +162,11 @@ class TutorApp(App):
         except Exception as exc:  # noqa: BLE001 - runs still work cold; say so once
             self.notify(f"The sandbox could not be prepared in advance ({exc}); runs will start cold.",
                         severity="warning")
+        self.sandbox_ready = True
         self.sub_title = self._status_line(ready=True)
+        for screen in self.screen_stack:
+            if hasattr(screen, "sandbox_is_ready"):
+                screen.sandbox_is_ready()
 
     async def on_unmount(self) -> None:
         if self._sandbox is not None:

@@ -24,8 +24,17 @@ class LessonScreen(Screen):
 
     def set_status(self, message: str, running: bool = False) -> None:
         status = self.query_one("#status", Static)
+        self._queued = running and not getattr(self.app, "sandbox_ready", True)
+        if self._queued:  # a run asked for before the zygote is up waits for it: say so, not silence
+            self._queued_message = message
+            message = f"Queued: the sandbox is still starting, and your run goes as soon as it is ready. ({message})"
         status.update(Text(message))
         status.set_class(running, "-running")
+
+    def sandbox_is_ready(self) -> None:
+        """The zygote answered: a queued run is running now."""
+        if getattr(self, "_queued", False) and self.query_one("#status", Static).has_class("-running"):
+            self.set_status(self._queued_message, running=True)
 
     @on(Submitted)
     def _submitted(self, message: Submitted) -> None:
