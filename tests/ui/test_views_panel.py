@@ -26,10 +26,13 @@ def screen_text(app) -> str:
     return "\n".join(text_of(w) for w in app.screen.query("Static"))
 
 
-async def open_view(app, pilot, typed: str) -> str:
+async def open_view(app, pilot, typed: str, names: tuple[str, ...] = ()) -> str:
     await pilot.press("ctrl+l")
     await pilot.pause()
     assert isinstance(app.screen, ViewPrompt)
+    if names:  # the prompt lists the names the code binds (issue 36 item 9)
+        listed = text_of(app.screen.query_one("#view-names"))
+        assert all(name in listed for name in names), listed
     await type_into(pilot, "#view-name", typed)
     await pilot.press("enter")
     await settle(app, pilot)
@@ -118,10 +121,10 @@ async def test_a_lab_opens_a_view_of_any_name_once_a_check_has_run(make_app, min
         assert "All checks pass" in text_of(app.screen.query_one("#result"))
         attempts = len(app.session.store.attempts())
 
-        shown = await open_view(app, pilot, "storage out")  # `out`: bound by the lab's probe, from the file's relu
+        shown = await open_view(app, pilot, "storage out", names=("out", "relu"))  # `out`: bound by the lab's probe
         assert "Storage under out: 3 cells of float32" in shown
         assert "also reached by" not in shown  # clamp made a new tensor: x's storage is not out's
-        assert "nothing was recorded" in text_of(app.screen.query_one("#status"))
+        assert "A view is not an attempt" in text_of(app.screen.query_one("#status"))
         assert len(app.session.store.attempts()) == attempts  # a view records nothing
         shown = await open_view(app, pilot, "graph nope")
         assert "`nope` is not bound" in shown

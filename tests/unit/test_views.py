@@ -268,3 +268,12 @@ def test_a_view_request_that_cannot_be_read_says_how_to_type_it(typed, words):
 
     problem = read_view_request(typed)
     assert isinstance(problem, str) and words in problem
+
+
+def test_the_view_prompt_lists_what_the_code_binds_not_its_imports():
+    from tutor.tutoring.view_blocks import viewable_names
+
+    setup = "import torch\nimport torch.nn.functional as F\n_seed = 0\n"
+    code = "x = torch.ones(3, requires_grad=True)\ny, z = x * 2, x.sum()\nfor i in range(2):\n    pass\n"
+    assert viewable_names(setup, code) == ("i", "x", "y", "z")
+    assert viewable_names("def broken(:\n") == ()

@@ -18,15 +18,17 @@ import symtable
 from tutor.sandbox.wire import RunRequest
 
 
-def bound_names(source: str) -> frozenset[str]:
-    """The module-level names ``source`` binds (empty when it does not compile)."""
+def bound_names(source: str, imports: bool = True) -> frozenset[str]:
+    """The module-level names ``source`` binds (empty when it does not compile); ``imports=False``
+    leaves out the names only an import binds (``torch``, ``F``)."""
     if not source.strip():
         return frozenset()
     try:
         table = symtable.symtable(source, "<source>", "exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
-    names = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported()}
+    names = {s.get_name() for s in table.get_symbols()
+             if s.is_assigned() or (imports and s.is_imported())}
     pending = list(table.get_children())
     while pending:  # a function's (or class body's) `global x` with `x = ...` binds x in the module
         scope = pending.pop()

@@ -10,6 +10,7 @@ through ``inert`` again here: a view's names come from the learner's code.
 from __future__ import annotations
 
 from tutor.safe_text import inert
+from tutor.sandbox.bindings import bound_names
 from tutor.tutoring.presentation import Block, Tone, line
 
 WIDTH = 72  # columns of a drawing line: the result panel at 80 columns leaves 74
@@ -332,3 +333,10 @@ def view_report_blocks(report) -> list[Block]:
     if report.view is not None:
         blocks.extend(view_blocks(report.view))
     return blocks
+
+
+def viewable_names(*sources: str) -> tuple[str, ...]:
+    """The names a view can be asked of: what the code binds, read from its text (not its imports,
+    nor the private names a harness would use), in a stable order for the prompt to list."""
+    names = frozenset().union(*(bound_names(source, imports=False) for source in sources if source))
+    return tuple(sorted(n for n in names if not n.startswith("_")))

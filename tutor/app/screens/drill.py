@@ -29,6 +29,7 @@ from tutor.safe_text import inert
 from tutor.tutoring.presentation import option_lines
 from tutor.tutoring.reports import RunReport, ViewReport
 from tutor.tutoring.states import Outcome
+from tutor.tutoring.view_blocks import viewable_names
 from tutor.wording import drill_label
 
 
@@ -310,7 +311,8 @@ class DrillScreen(LessonScreen):
             return
         if self.phase == "running":
             return
-        self.app.push_screen(ViewPrompt(self._last_view), self._open_view)
+        code = self.query_one("#editor", TextArea).text if self.editing else self.drill.code
+        self.app.push_screen(ViewPrompt(self._last_view, viewable_names(self.drill.setup, code)), self._open_view)
 
     def request_view(self, kind: str, of: str, optimizer: str) -> None:
         code = self.query_one("#editor", TextArea).text if self.editing else None

@@ -26,6 +26,7 @@ from tutor.safe_text import inert
 from tutor.wording import shown_title
 from tutor.tutoring.reports import RunReport
 from tutor.tutoring.states import Outcome
+from tutor.tutoring.view_blocks import viewable_names
 from tutor.workspace import Workspace, ensure_starter, read_exercise, reset_exercise
 
 
@@ -168,7 +169,11 @@ class ExerciseScreen(LessonScreen):
         if not self._checked:
             self.notify("Save (ctrl+s) to run the checks first; then ctrl+l opens a view of any name.", timeout=4)
             return
-        self.app.push_screen(ViewPrompt(self._last_view), self._open_view)
+        try:
+            saved = read_exercise(self.path)
+        except (OSError, ValueError):
+            saved = ""
+        self.app.push_screen(ViewPrompt(self._last_view, viewable_names(saved, self.drill.probe)), self._open_view)
 
     def request_view(self, kind: str, of: str, optimizer: str) -> None:
         self.set_status(f"Running your saved file again for a {kind} view of {of}…")

@@ -19,6 +19,7 @@ from textual.widgets import Input, Static
 from tutor.app.messages import Submitted
 from tutor.app.widgets.result_panel import rich_blocks
 from tutor.course.schema import Drill
+from tutor.safe_text import inert
 from tutor.tutoring.reports import ViewReport
 from tutor.tutoring.service import TutoringService
 from tutor.tutoring.view_blocks import VIEW_USAGE, read_view_request, view_report_blocks
@@ -35,13 +36,17 @@ class ViewPrompt(ModalScreen[tuple[str, str, str] | None]):
     ViewPrompt #view-problem { color: $error; height: auto; }
     """
 
-    def __init__(self, last: str = ""):
+    def __init__(self, last: str = "", names: tuple[str, ...] = ()):
         super().__init__()
         self.last = last
+        self.names = names  # what the code binds: the learner picks from them instead of scrolling back
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text("Open a view of what PyTorch recorded. " + VIEW_USAGE.replace("`", "")), id="view-usage")
+            if self.names:
+                shown = ", ".join(inert(n) for n in self.names[:40]) + (" …" if len(self.names) > 40 else "")
+                yield Static(Text.assemble(("Names in this code: ", "bold"), shown), id="view-names")
             yield Input(self.last, placeholder="graph loss", id="view-name")
             yield Static("", id="view-problem")
 
@@ -61,7 +66,7 @@ class ViewPrompt(ModalScreen[tuple[str, str, str] | None]):
 # the drill's and the lab's ctrl+l: one meaning, so one row of the key table
 VIEW_KEY_HELP = ("after the reveal (in a lab: after a check ran): a view of any name the code binds "
                  "(`storage y`, `graph loss`, `module model opt`)")
-VIEW_OPENED = "The view is below the result. ctrl+l opens another; nothing was recorded."
+VIEW_OPENED = "The view is below the result. ctrl+l opens another. (A view is not an attempt: your progress is as it was.)"
 
 
 class ViewSubmitted(Submitted):
