@@ -313,3 +313,21 @@ async def test_a_labs_view_runs_the_saved_file_unjudged_and_an_unreadable_one_sa
     broken = await service.open_lab_view("04", d, "graph", "out")
     assert not broken.finished and "is not UTF-8 text" in broken.message
     assert len(fake.requests) == 1  # nothing ran
+
+
+async def test_a_repair_that_raises_leads_with_the_learners_line_and_marks_nothing_it_cannot_compare(session):
+    # issue 36 item 3: "— | no | ✗" under "Repaired ✓", and "NameError … (line 1 of the ask)" leading
+    # when the learner's own line 2 raised.
+    d = drill(session, "02", "keepdim-bug")
+    key = d.asks[0].key
+    raised = ErrorInfo("code", "AttributeError", "'Tensor' object has no attribute 'it'", 2)
+    ask_failed = AskResult(None, error=ErrorInfo("ask", "NameError", "name 'b' is not defined", 1))
+    fake = FakeSandbox([RunResult("ok", Observation(error=raised, asks={key: ask_failed}, check="error",
+                                                    check_message="NameError: name 'b' is not defined",
+                                                    check_line=1))])
+    report = await TutoringService(session, fake).submit_repair("02", d, "b = a.mean(dim=0)\nb = b.it\n", 3.0)
+    lines = plain_lines(run_blocks(report))
+    assert lines[0].startswith("Your code raised AttributeError") and "line 2" in lines[0]
+    assert "line 1 of the ask" not in "\n".join(lines) and "not reached: your code raised first" in lines[1]
+    assert lines[1].endswith("nothing to compare")  # no last answer: no ✗ beside "—"
+    assert lines[2] == "Check of the code: error — not reached: your code raised first (above)"

@@ -54,7 +54,9 @@ class Line:
 class AskTable:
     """Predictions beside observations; ``graded`` False shows an experiment against the last answers."""
 
-    rows: tuple[tuple[str, str, str, bool], ...]  # question, said, observed, correct
+    # question, said, observed, correct (None: nothing to compare, as under a repair's table with no
+    # last answer: no mark, not a ✗ beside "—")
+    rows: tuple[tuple[str, str, str, bool | None], ...]
     graded: bool
 
 
@@ -119,23 +121,39 @@ def _drill_blocks(report: RunReport) -> list[Block]:
     blocks: list[Block] = []
     if report.compile_error:  # the cause first: no ask below was evaluated
         blocks.append(line(("The code did not compile: ", Tone.BAD), inert(report.compile_error)))
+    # The learner's own code (an experiment, a repair) raising is the cause of what follows: the asks and
+    # the check then fail on names it never bound, at lines of theirs, not the learner's. Said first.
+    learner_raised = bool(report.error) and not report.graded
+    if learner_raised:
+        blocks.append(line(("Your code raised ", Tone.BAD), inert(report.error)))
     if report.rows:
-        blocks.append(AskTable(tuple((inert(r.question), inert(r.said), inert(r.observed), r.correct)
+        blocks.append(AskTable(tuple((inert(r.question), inert(r.said), _observed_cell(r.observed, learner_raised),
+                                      None if not report.graded and not r.said else r.correct)
                                      for r in report.rows), report.graded))
     if report.graded and report.divergence:
         blocks.append(line(("First divergence: ", Tone.DIVERGENCE), inert(report.divergence)))
     blocks.extend(_misconception_blocks(report))
-    if report.error:
+    if report.error and not learner_raised:
         blocks.append(line(("Raised: ", Tone.STRONG), inert(report.error)))
     passed = report.check == CheckStatus.PASSED
     # The check tests the code, not the prediction: under a prediction, "passed" would read as praise
     # of the answer, so it is said only when the code was the learner's (an experiment, a repair) or failed.
     if report.check != CheckStatus.SKIPPED and not (report.graded and passed):
         message = "" if passed else f" — {inert(report.check_message)}"
+        if learner_raised and not passed:  # its own failure follows from the error said above
+            message = " — not reached: your code raised first (above)"
         blocks.append(line(("Check of the code: ", Tone.STRONG), (str(report.check), Tone.GOOD if passed else Tone.BAD),
                            message))
     blocks.extend(_fence_blocks(report))
     return blocks
+
+
+def _observed_cell(observed: str, learner_raised: bool) -> str:
+    """An ask that failed only because the learner's code raised before binding its names says so,
+    not "NameError … (line 1 of the ask)", a line the learner never wrote."""
+    if learner_raised and observed.startswith("evaluating it raised"):
+        return "not reached: your code raised first"
+    return inert(observed)
 
 
 def _misconception_blocks(report: RunReport) -> list[Block]:
@@ -258,7 +276,7 @@ def plain_lines(blocks: list[Block]) -> list[str]:
         if isinstance(block, AskTable):
             for question, said, observed, correct in block.rows:
                 question = "".join(part for part, _tone in prose(question))
-                mark = "✓ right" if correct else "✗ wrong"
+                mark = "✓ right" if correct else "✗ wrong" if correct is False else "nothing to compare"
                 what = "you said" if block.graded else "your last answer"
                 out.append(f"- {question}: {what} {said or '—'}; observed {observed or '—'} — {mark}")
         elif block.spans and block.spans[0].tone in (Tone.CODE, Tone.OUTPUT):

@@ -39,7 +39,7 @@ def rich_table(block: AskTable) -> Table:
     table.add_column("observed", ratio=2)
     table.add_column("", width=2)
     for question, said, observed, correct in block.rows:
-        mark = Text("✓", style="green") if correct else Text("✗", style="red")
+        mark = Text("✓", style="green") if correct else Text("✗", style="red") if correct is False else Text("")
         table.add_row(prose_text(question), Text(said or "—"), Text(observed or "—"), mark)
     return table
 
