@@ -84,3 +84,26 @@ async def test_a_trace_until_hint_opens_the_trace_before_the_failing_row(make_ap
         assert "Read the trace up to line 2" in text_of(app.screen.query_one("#hints"))
         shown = text_of(panel(app))
         assert "norm" in shown and "scaled" not in shown and "The trace up to line 2" in shown
+
+
+async def test_a_shown_trace_follows_an_edited_code_run(make_app, mini_course_dir, make_scripted_sandbox):
+    # issue 36 item 2: after an edited-code run the F4 trace kept the previous run's tensors.
+    sandbox = make_scripted_sandbox()
+    app = make_app(mini_course_dir, sandbox=sandbox)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_item("01", "transpose-strides")
+        await pilot.pause()
+        await type_into(pilot, "#ask-0", "1x3")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.press("f4")
+        await settle(app, pilot)
+        assert panel(app).shown
+        await pilot.press("ctrl+e")
+        edited = app.screen.query_one("#editor", TextArea).text + "z = y.contiguous()\n"
+        app.screen.query_one("#editor", TextArea).text = edited
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        traced = [r for r in sandbox.requests if r.trace is not None]
+        assert traced[-1].code.endswith("z = y.contiguous()\n")  # the trace asked again, of the code that ran
+        assert panel(app).shown and panel(app).source == edited

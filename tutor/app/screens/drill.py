@@ -252,9 +252,13 @@ class DrillScreen(LessonScreen):
         return "Your prediction and what PyTorch did" if report.kind == AttemptKind.PREDICTION else "Your edited code"
 
     def show(self, report: RunReport) -> None:
+        trace = self.query_one("#trace", TracePanel)
+        code = report.said.get("code") if report.kind != AttemptKind.PREDICTION else None
         if report.trace is not None:  # a first-divergence drill's run: its trace, the first failure marked
-            code = report.said.get("code") if report.kind != AttemptKind.PREDICTION else None
-            self.query_one("#trace", TracePanel).show_trace(report.trace, code, scroll=False)  # the result first
+            trace.show_trace(report.trace, code, scroll=False)  # the result first
+        elif trace.shown and code is not None and trace.source != code:
+            # A trace on screen is of the code that just ran, never of the run before it
+            trace.fetch(self.app.tutoring, self.drill, code, scroll=False)
         if report.kind == AttemptKind.PREDICTION and report.recorded is not None:
             self.last_said = self._submitted
             self._reveal(explain=not self.drill.is_repair or report.drill_done)

@@ -75,11 +75,13 @@ class TracePanel(Static):
     def shown(self) -> bool:
         return self.has_class("-shown")
 
-    def fetch(self, service, drill, code: str | None = None, until: int | None = None) -> None:
+    def fetch(self, service, drill, code: str | None = None, until: int | None = None, scroll: bool = True) -> None:
         """Trace ``code`` (the drill's when None) in a worker and show it; ``until``: a bisection hint's rows."""
-        self.run_worker(self._fetch(service, drill, code, until), group="trace", exclusive=True, exit_on_error=False)
+        self.source = code  # what it will show: a second fetch of the same code is not asked for meanwhile
+        self.run_worker(self._fetch(service, drill, code, until, scroll), group="trace", exclusive=True,
+                        exit_on_error=False)
 
-    async def _fetch(self, service, drill, code: str | None, until: int | None) -> None:
+    async def _fetch(self, service, drill, code: str | None, until: int | None, scroll: bool = True) -> None:
         self.update(Text("Tracing in the sandbox…", style="dim"))
         self.add_class("-shown")
         try:
@@ -87,4 +89,4 @@ class TracePanel(Static):
         except Exception as exc:  # noqa: BLE001 - the learner sees a message, never a traceback
             self.update(Text(f"The trace could not be made: {type(exc).__name__}", style="red"))
             return
-        self.show_trace(report, code)
+        self.show_trace(report, code, scroll=scroll)
