@@ -225,3 +225,30 @@ async def test_tab_reaches_every_part_of_every_screen(make_app, mini_course_dir)
         app.action_stats()
         await pilot.pause()
         assert "VerticalScroll" in await focus_walk(pilot, 3)
+
+
+async def test_a_box_below_the_fold_is_announced_and_an_unreadable_one_comes_into_view(make_app, mini_course_dir):
+    # issue 36 items 4 and 5: the learner typed blind into a box three pages down; after an unreadable
+    # answer the focus went out of view; "No answer yet" stayed under a box after it was filled.
+    from tutor.app.screens.drill import BOX_BELOW
+    from tutor.app.widgets.page import Page
+
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=(80, 12)) as pilot:  # shorter than the drill: the boxes are below
+        app.open_item("01", "sum-dtype")
+        await settle(app, pilot)
+        screen = app.screen
+        page, first = screen.query_one(Page), screen.query_one("#ask-0", Input)
+        assert page.scroll_y == 0 and first.has_focus  # the prompt first, the box below the fold ...
+        assert BOX_BELOW in text_of(screen.query_one("#status"))  # ... and the learner is told where typing goes
+
+        await pilot.press("tab")  # leave the first box empty
+        screen.query_one("#ask-1", Input).focus()
+        await pilot.press(*"7", "enter")
+        await settle(app, pilot)
+        problem = first.problem
+        assert first.has_focus and "No answer yet" in text_of(problem)
+        assert page.region.contains_region(first.region) and page.region.contains_region(problem.region)
+        await pilot.press("f")
+        await pilot.pause()
+        assert first.value == "f" and not problem.has_class("-shown")  # the typed key landed; the note is gone

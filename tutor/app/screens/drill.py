@@ -18,7 +18,7 @@ from tutor.app.screens.draft_keeper import DraftKeeper
 from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
 from tutor.app.widgets.code_view import CodeView
-from tutor.app.widgets.page import Page
+from tutor.app.widgets.page import Page, reveal
 from tutor.app.widgets.result_panel import ResultPanel, prose_text
 from tutor.app.widgets.trace_panel import NOT_YET, TracePanel
 from tutor.app.widgets.view_prompt import VIEW_KEY_HELP, ViewPanel, ViewPrompt, ViewSubmitted
@@ -31,6 +31,9 @@ from tutor.tutoring.reports import RunReport, ViewReport
 from tutor.tutoring.states import Outcome
 from tutor.tutoring.view_blocks import viewable_names
 from tutor.wording import drill_label
+
+
+BOX_BELOW = "Your first answer box is below the code (PageDown reads on); what you type goes into it."
 
 
 class DrillScreen(LessonScreen):
@@ -139,6 +142,13 @@ class DrillScreen(LessonScreen):
         self._saved = {box.key: box.value for box in self._boxes}  # what the profile holds (or needs not hold)
         # the page opens at its top (the prompt first, at 80x24 too); typing into the box brings it into view
         self.query_one("#ask-0", Input).focus(scroll_visible=False)
+        self.call_after_refresh(self._say_where_the_box_is)
+
+    def _say_where_the_box_is(self) -> None:
+        """A box below the fold has the focus: say so, so the learner does not type into what they cannot see."""
+        box, page = self.query_one("#ask-0", Input), self.query_one(Page)
+        if box.has_focus and box.region.y + 1 >= page.region.bottom:  # its text row (inside the border) unseen
+            self.set_status(self.status_text + "\n" + BOX_BELOW)
 
     def on_unmount(self) -> None:
         self.drafts.flush()  # leaving the drill, or quitting: what was typed is kept
@@ -179,8 +189,9 @@ class DrillScreen(LessonScreen):
             problem.set_class(not answer.readable, "-shown")
             if not answer.readable and first_unreadable is None:
                 first_unreadable = box
-        if first_unreadable is not None:
-            first_unreadable.focus()
+        if first_unreadable is not None:  # the box and why, both in view: what is typed next lands there
+            first_unreadable.focus(scroll_visible=False)
+            reveal(first_unreadable, first_unreadable.problem)
             return None
         return said
 

@@ -24,6 +24,7 @@ class LessonScreen(Screen):
 
     def set_status(self, message: str, running: bool = False) -> None:
         status = self.query_one("#status", Static)
+        self.status_text = message  # as said, before any note added below
         self._queued = running and not getattr(self.app, "sandbox_ready", True)
         if self._queued:  # a run asked for before the zygote is up waits for it: say so, not silence
             self._queued_message = message

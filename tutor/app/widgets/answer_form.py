@@ -22,6 +22,9 @@ class AnswerInput(Input):
         by the screen (answers kept from before) does not scroll the page away from its top."""
         if self.has_focus:
             reveal(self)
+        if self.problem.has_class("-shown"):  # "No answer yet" under a box being filled is stale: gone
+            self.problem.update("")
+            self.problem.remove_class("-shown")
 
 
 class ConfidenceButton(RadioButton):
