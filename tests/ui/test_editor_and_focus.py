@@ -252,3 +252,40 @@ async def test_a_box_below_the_fold_is_announced_and_an_unreadable_one_comes_int
         await pilot.press("f")
         await pilot.pause()
         assert first.value == "f" and not problem.has_class("-shown")  # the typed key landed; the note is gone
+
+
+async def test_keys_typed_in_a_burst_land_in_the_box_they_were_typed_for(make_app, mini_course_dir):
+    # issue 36 item 1: under load the focus moved after the next keys were handed out ("noRunt",
+    # "tensor(0.6)yes"). A burst posted at once is that load: the app hands every key on before any
+    # widget handles one, so a focus move made by a widget's handler comes too late.
+    from textual import events
+
+    from tutor.app.widgets.code_editor import CodeEditor
+
+    def burst(app, keys):
+        for key in keys:
+            app.post_message(events.Key(key, key if len(key) == 1 else None))
+
+    app = make_app(mini_course_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_item("01", "sum-dtype")
+        await settle(app, pilot)
+        burst(app, [*"float32", "enter", *"77"])
+        await settle(app, pilot)
+        screen = app.screen
+        assert screen.query_one("#ask-0", Input).value == "float32"
+        assert screen.query_one("#ask-1", Input).value == "77"
+        screen.query_one("#ask-1", Input).value = ""
+        screen.query_one("#ask-0", Input).focus()
+        await pilot.pause()
+        burst(app, ["tab", *"6"])  # Tab too
+        await settle(app, pilot)
+        assert screen.query_one("#ask-1", Input).value == "6" and screen.query_one("#ask-0", Input).value == "float32"
+
+        # ctrl+r right after typing runs what was typed, all of it
+        screen.query_one("#ask-0", Input).value = ""
+        screen.query_one("#ask-0", Input).focus()
+        await pilot.pause()
+        burst(app, [*"float32", "ctrl+r"])
+        await settle(app, pilot)
+        assert app.session.store.attempts()[-1].answers[screen.drill.asks[0].key] == "float32"

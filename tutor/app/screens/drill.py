@@ -7,6 +7,7 @@ import time
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.widgets import Header, Input, Markdown, RadioSet, Static, TextArea
@@ -38,7 +39,7 @@ BOX_BELOW = "Your first answer box is below the code (PageDown reads on); what y
 
 class DrillScreen(LessonScreen):
     BINDINGS = [
-        Binding("ctrl+r", "run", "Run", priority=True,
+        Binding("ctrl+r", "run_typed", "Run", priority=True,
                 tooltip="run with your predictions, or your edited code while the editor is open"),
         Binding("ctrl+g", "hint", "Hint", priority=True, tooltip="the next hint (hints come in tiers)"),
         Binding("ctrl+e", "edit", "Edit", priority=True,
@@ -53,6 +54,11 @@ class DrillScreen(LessonScreen):
         Binding("ctrl+n", "next", "Next", priority=True, tooltip="next / previous (never automatic)"),
         Binding("ctrl+o", "previous", "Prev", priority=True, tooltip="next / previous (never automatic)"),
         Binding("escape", "map", "Map", priority=True, tooltip="back to the map"),
+        # Enter and Tab in an answer box move the focus as the app reads the key, before it hands on the
+        # next one: handled by the box, the move came after keys already queued for it (issue 36 item 1)
+        Binding("enter", "answer_entered", show=False, priority=True),
+        Binding("tab", "box_step(1)", show=False, priority=True),
+        Binding("shift+tab", "box_step(-1)", show=False, priority=True),
     ]
 
     phase = reactive("predict")  # predict | running | revealed (the explanation is shown)
@@ -220,6 +226,27 @@ class DrillScreen(LessonScreen):
         explanation.add_class("-shown")
 
     # ---------------------------------------------------------------- actions
+
+    def action_answer_entered(self) -> None:
+        """Enter in an answer box: the next empty box now, or run once this box has taken what was typed."""
+        box = self.focused
+        if not isinstance(box, AnswerInput):
+            raise SkipAction()  # the editor's newline, the confidence row's run, …: theirs
+        boxes = list(self.query(AnswerInput))
+        if box.index + 1 < len(boxes) and not boxes[box.index + 1].value.strip():
+            self.set_focus(boxes[box.index + 1], scroll_visible=False)
+            reveal(boxes[box.index + 1])
+        else:
+            box.call_later(self.action_run)  # after the keys still queued for the box: all of them in its value
+
+    def action_run_typed(self) -> None:
+        """ctrl+r: run once the focused box or editor has taken every key typed before it."""
+        target = self.focused or self
+        target.call_later(self.action_run)
+
+    def action_box_step(self, step: int) -> None:
+        """Tab / shift+tab, as the screen's own binding does, but as the key is read (see BINDINGS)."""
+        self.focus_next() if step > 0 else self.focus_previous()
 
     @on(Input.Submitted)
     def next_input_or_run(self, event: Input.Submitted) -> None:
