@@ -286,7 +286,7 @@ def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, paral
             keys = {a.key for a in drill.asks}
             fresh.setdefault(module.file, {})[drill.id] = {k: v for k, v in report.observed.items() if k in keys}
     warnings = course_giveaways((m for t in targets for m in t.modules), fresh)
-    for warning in warnings:
+    for warning in [*warnings, *(w for t in targets if t.course is not None for w in t.course.warnings)]:
         print(warning, file=out)
     moved = _print_changes(jobs, runs, out)
     elapsed = time.perf_counter() - started

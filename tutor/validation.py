@@ -55,6 +55,9 @@ def validate(paths: Iterable[Path], out: TextIO) -> int:
     errors += unreadable_wrong_answers(m for t in targets for m in t.modules)
     for error in errors:
         print(error, file=out)
+    for t in targets:
+        for warning in t.course.warnings if t.course is not None else ():
+            print(warning, file=out)
     warnings = course_giveaways(m for t in targets for m in t.modules)
     for warning in warnings:
         print(warning, file=out)

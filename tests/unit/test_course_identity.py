@@ -43,14 +43,18 @@ def test_the_builtin_course_has_the_id_old_rows_belong_to():
     assert load_course(builtin_course_dir()).id == BUILTIN_COURSE_ID
 
 
-def test_a_course_without_an_id_is_refused_by_validate(tmp_path, mini_course_dir, capsys):
-    pack = tmp_path / "noid"
+def test_a_course_without_an_id_gets_one_from_its_directory_and_a_warning(tmp_path, mini_course_dir, capsys):
+    # issue 33: packs written before `id:` was required validated then; they must keep validating.
+    pack = tmp_path / "my_pack" / "lessons"
     shutil.copytree(mini_course_dir, pack)
     (pack / "course.yaml").write_text((pack / "course.yaml").read_text().replace("id: mini-course\n", ""))
-    assert main(["validate", str(pack)]) == 1
-    assert "a course needs an `id:`" in capsys.readouterr().out
-    course = load_course(pack)
-    assert course.identity.startswith("dir:")  # still kept apart from every other course
+    assert main(["validate", str(pack)]) == 0
+    out = capsys.readouterr().out
+    assert "course.yaml:1:1: warning: no `id:`" in out and "add `id: my_pack`" in out
+    assert load_course(pack).identity == "my_pack"  # a generic directory name: its parent's
+    other = tmp_path / "Tensor Puzzles!"
+    shutil.copytree(pack, other)
+    assert load_course(other).id == "Tensor-Puzzles"  # made a safe id
 
 
 def test_two_courses_in_one_profile_do_not_mix(tmp_path, mini_course_dir, pack_dir):

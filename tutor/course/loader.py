@@ -7,6 +7,7 @@ errors and the map shows it as broken. Problems with the course file itself
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -58,6 +59,7 @@ class Course:
     slots: list[ModuleSlot]
     errors: list[LessonError] = field(default_factory=list)  # course-level problems
     id: str = ""  # course.yaml's `id:`: the learner's progress in this course is kept under it
+    warnings: list[str] = field(default_factory=list)  # said by validate and check; loading goes on
     helpers: tuple[tuple[str, str], ...] = ()  # helpers/*.py as (module name, source): imported only in the sandbox
 
     @property
@@ -124,6 +126,7 @@ class CourseListing:
     slots: list[ModuleSlot] = field(default_factory=list)  # no modules loaded yet
     errors: list[LessonError] = field(default_factory=list)
     marks: dict[str, tuple[int, int]] = field(default_factory=dict)  # each module's entry, for later errors
+    id_missing: bool = False  # no `id:` (packs written before it was required): derived from the directory
     complete: bool = True  # False: the file could not be read as a course at all; nothing more is loaded
 
 
@@ -134,6 +137,11 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
     course_name = f"{shown_root}/{COURSE_FILE}" if shown_root else COURSE_FILE
     listing = _listing(root / COURSE_FILE, course_name)
     course = Course(title=listing.title, root=root, parts=listing.parts, slots=listing.slots, id=listing.id)
+    if listing.id_missing and listing.complete:
+        course.id = derived_course_id(root)
+        course.warnings.append(f"{course_name}:1:1: warning: no `id:`; this course's progress is kept under "
+                               f"`{course.id}`, derived from its directory's name. Pin it: add `id: {course.id}` "
+                               "to course.yaml (a renamed directory would otherwise start the progress afresh)")
     if not listing.complete:
         course.errors = listing.errors
         return course
@@ -176,6 +184,24 @@ def load_course(root: Path, shown_root: str | None = None) -> Course:
     return course
 
 
+GENERIC_DIR_NAMES = {"lessons", "lesson", "course", "courses", "pack", "src", "content"}
+
+
+def derived_course_id(root: Path) -> str:
+    """An id for a course.yaml without one: the directory's name, or its package's where the
+    directory has a generic name (``my_pack/lessons`` -> ``my_pack``), made a safe id."""
+    from tutor.course.schema import is_safe_id
+
+    resolved = Path(os.path.abspath(root))
+    name = resolved.name
+    if name.lower() in GENERIC_DIR_NAMES and resolved.parent.name:
+        name = resolved.parent.name
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-._")[:64] or "course"
+    if not slug[0].isalnum():
+        slug = "c" + slug[:63]
+    return slug if is_safe_id(slug) else "course"
+
+
 def _listing(path: Path, course_name: str) -> CourseListing:
     """``course.yaml`` read, from the parse cache when it holds this content (no YAML parser needed then)."""
     try:
@@ -205,9 +231,8 @@ def _read_listing(content: bytes, course_name: str) -> CourseListing:
         return listing
     if "id" in top:
         listing.id = reader.identifier(top, "id", "")
-    else:
-        reader.error((1, 1), "id", "a course needs an `id:` (e.g. `id: my-course`): the learner's progress "
-                     "is kept under it, apart from other courses; keep it stable")
+    else:  # a pack that validated before `id:` was required keeps loading (see derived_course_id)
+        listing.id_missing = True
     if top.get("format_version") not in READABLE_VERSIONS and "format_version" in top:
         reader.error(reader.key_mark(top, "format_version"), "format_version",
                      f"this tutor reads format_version {' or '.join(map(str, READABLE_VERSIONS))}")
