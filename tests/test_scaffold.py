@@ -33,6 +33,19 @@ def test_a_scaffolded_pack_validates_without_warnings(pack):
     assert (pack.parent / "pyproject.toml").read_text().count('"pytorch_tutor.courses"') == 1
 
 
+def test_validate_on_the_project_directory_finds_the_course_in_it(pack, tmp_path):
+    # issue 33 item 10: `validate my-pack` said "no course.yaml in this directory"
+    out = io.StringIO()
+    assert validate([pack.parent], out) == 0, out.getvalue()
+    assert f"{pack}: 2 modules in the course" in out.getvalue()
+    (tmp_path / "two").mkdir()
+    for name in ("a", "b"):
+        (tmp_path / "two" / name).mkdir()
+        (tmp_path / "two" / name / "course.yaml").write_text("title: x\n")
+    out = io.StringIO()
+    assert validate([tmp_path / "two"], out) == 1 and "several inside" in out.getvalue()
+
+
 @pytest.mark.slow
 def test_a_scaffolded_module_passes_check(pack):
     out = io.StringIO()

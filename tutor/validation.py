@@ -29,15 +29,31 @@ class Target:
     errors: list[LessonError] = field(default_factory=list)
 
 
+def courses_inside(project: Path) -> list[Path]:
+    """Course directories one level down (``PROJECT/PACKAGE``) or in ``PROJECT/src/PACKAGE``, no links followed."""
+    found = []
+    for parent in (project, project / "src"):
+        if parent.is_symlink() or not parent.is_dir():
+            continue
+        for child in sorted(parent.iterdir()):
+            if not child.is_symlink() and child.is_dir() and not child.name.startswith(".") and is_course_dir(child):
+                found.append(child)
+    return found
+
+
 def load_targets(paths: Iterable[Path]) -> list[Target]:
     targets = []
     for path in paths:
         path = Path(path)
         if path.is_dir():
             if not is_course_dir(path):
-                targets.append(Target(str(path), errors=[LessonError(str(path), 1, 1, "",
-                                                                     "no course.yaml in this directory")]))
-                continue
+                inside = courses_inside(path)
+                if len(inside) != 1:
+                    found = f" (several inside: {', '.join(str(p) for p in inside)}; name one)" if inside else ""
+                    targets.append(Target(str(path), errors=[LessonError(str(path), 1, 1, "",
+                                                                         "no course.yaml in this directory" + found)]))
+                    continue
+                path = inside[0]  # a pack's project directory (what `new course` made): the course in it
             course = load_course(path, str(path))
             targets.append(Target(str(path), course, course.modules(), course.all_errors()))
         elif path.is_file():  # with its course's helpers and chained stages when it belongs to one
