@@ -67,6 +67,14 @@ def test_the_answer_in_another_spelling_or_in_the_first_hint_is_found(tmp_path):
     assert [g.where for g in drill_giveaways(module, leaky, OBSERVED)] == ["first hint"]
 
 
+def test_a_shape_inside_a_longer_shape_is_not_the_answer(tmp_path):
+    # issue 33 item 8: "1×3" was found inside "2×1×3×4"
+    module = module_with(tmp_path, "Transposing a 2×1×3×4 layout")
+    assert drill_giveaways(module, module.drills[0], OBSERVED) == []
+    module = module_with(tmp_path, "Transposing a 1×3 layout")
+    assert [g.where for g in drill_giveaways(module, module.drills[0], OBSERVED)] == ["title"]
+
+
 def test_a_neutral_title_is_not_warned_about(tmp_path):
     for title in ("Transposing a matrix", "What a transpose does to strides", "Strides after x.t()"):
         module = module_with(tmp_path, title)

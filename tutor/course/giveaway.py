@@ -144,8 +144,9 @@ def _contains(haystack: str, spelling: str, keep_case: bool = False) -> bool:
 
 @functools.lru_cache(maxsize=4096)  # more spellings than re's own cache holds: compiling dominated validate
 def _token_pattern(needle: str) -> re.Pattern[str]:
-    before = r"(?<![\w.])" if re.match(r"[\d.-]", needle) else r"(?<!\w)" if re.match(r"\w", needle) else ""
-    after = r"(?!\w)" if re.search(r"\w$", needle) else ""
+    # × joins a shape's sizes as x does (and x is a word character already): 3×3 is not in 4×3×3×4
+    before = r"(?<![\w.×])" if re.match(r"[\d.-]", needle) else r"(?<!\w)" if re.match(r"\w", needle) else ""
+    after = r"(?![\w×])" if re.search(r"\w$", needle) else ""
     return re.compile(before + re.escape(needle) + after)
 
 
