@@ -108,6 +108,18 @@ async def test_another_site_another_host_or_no_token_start_no_tutor(serve_ui, mi
     assert mode(home / "profiles" / "default.sqlite") == 0o600
 
 
+async def test_a_flood_of_bad_requests_does_not_flood_the_log(serve_ui, mini_course_dir):
+    server = serve_ui("--lessons", str(mini_course_dir), "--trust-lessons")
+    async with aiohttp.ClientSession() as http:
+        for i in range(60):
+            async with http.get(f"{server.base}flood/{i}") as page:
+                assert page.status == 403
+        async with http.get(f"{server.base}static/js/textual.js") as script:  # every earlier one was answered
+            assert script.status == 200
+    assert len(server.lines("refused GET /flood/")) == 20, server.output  # the rest are summed up, later
+    server.wait_for_line(r"refused 40 more requests in 10 s")
+
+
 @pytest.mark.slow
 async def test_the_token_opens_the_map_and_the_cap_holds(serve_ui, mini_course_dir):
     server = serve_ui("--lessons", str(mini_course_dir), "--trust-lessons", serve_args=("--port", "0", "--max-sessions",

@@ -124,3 +124,23 @@ def test_origins_that_are_the_servers_own(origin, host, ok):
 
     access = Access(token="t" * 40, port=8000, allowed_hosts=("tutor.example.org",))
     assert access.origin_ok(origin, host) is ok
+
+
+def test_refusal_lines_are_capped_per_window_and_the_rest_summed_up():
+    # issue 28: 403 log lines were not rate-limited (a flood of bad requests flooded the log)
+    from tutor.web.access import RefusalLog
+
+    said, scheduled, now = [], [], [100.0]
+    log = RefusalLog(said.append, lambda delay, callback: scheduled.append((delay, callback)), burst=3,
+                     window=10.0, clock=lambda: now[0])
+    for i in range(50):
+        now[0] += 0.01
+        log.refused(f"refused GET /x{i}")
+    assert said == ["refused GET /x0", "refused GET /x1", "refused GET /x2"]
+    [(delay, flush)] = scheduled  # one summary, due when the window ends
+    assert 9.0 < delay <= 10.0
+    flush()
+    assert said[-1] == "refused 47 more requests in 10 s (not listed one by one)"
+    now[0] += 10.0
+    log.refused("refused GET /later")  # a new window lists again
+    assert said[-1] == "refused GET /later" and len(scheduled) == 1

@@ -24,6 +24,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -130,3 +132,37 @@ def _strip_port(name: str) -> str:
         return name.split("]", 1)[0] + "]"
     head, sep, tail = name.rpartition(":")
     return head if sep and tail.isdigit() else name
+
+
+class RefusalLog:
+    """The server's "refused …" lines, at most ``burst`` per ``window`` seconds.
+
+    A flood of bad requests (a scanner, a page retrying a websocket) must not flood the
+    instructor's terminal or log: past the burst, refusals are counted, and one line says how
+    many when the window ends (``schedule(delay, callback)`` arranges that; the server passes
+    its event loop's ``call_later``). ``clock`` is injectable so tests need not wait."""
+
+    def __init__(self, say: Callable[[str], None], schedule: Callable[[float, Callable[[], None]], object],
+                 burst: int = 20, window: float = 10.0, clock: Callable[[], float] = time.monotonic):
+        self.say, self.schedule, self.burst, self.window, self.clock = say, schedule, burst, window, clock
+        self.opened = -float("inf")  # when the current window began
+        self.shown = self.held = 0
+
+    def refused(self, line: str) -> None:
+        now = self.clock()
+        if now - self.opened >= self.window:
+            self.flush()
+            self.opened, self.shown = now, 0
+        if self.shown < self.burst:
+            self.shown += 1
+            self.say(line)
+            return
+        if self.held == 0:
+            self.schedule(max(0.0, self.opened + self.window - now), self.flush)
+        self.held += 1
+
+    def flush(self) -> None:
+        if self.held:
+            held, self.held = self.held, 0
+            self.say(f"refused {held} more request{'s' if held != 1 else ''} in {self.window:g} s "
+                     "(not listed one by one)")

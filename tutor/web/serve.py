@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from urllib.parse import urlencode
 
 from tutor.safe_text import safe_line
-from tutor.web.access import TOKEN_ENV, TOKEN_HEADER, TOKEN_QUERY, Access, new_token, token_problem
+from tutor.web.access import TOKEN_ENV, TOKEN_HEADER, TOKEN_QUERY, Access, RefusalLog, new_token, token_problem
 
 TEMPLATES = Path(__file__).parent / "templates"
 DEFAULT_MAX_SESSIONS = 4  # each is a tutor process, its sandbox zygote and runner: ~270 MiB PSS
@@ -100,6 +100,8 @@ def _server_class():
             self.options, self.access, self.out = options, access, out
             self.bound: tuple[str, int] | None = None
             self.sessions = 0  # tutor processes running now, one per open tab
+            self.refusals = RefusalLog(self.say, lambda delay, callback: asyncio.get_running_loop().call_later(
+                delay, callback))
 
         def say(self, line: str) -> None:
             print(line, file=self.out, flush=True)
@@ -153,7 +155,7 @@ def _server_class():
             return response
 
         def _refuse(self, request: web.Request, status: int, log: str, title: str, message: str):
-            self.say(f"refused {request.method} {safe_line(request.path, 80)}: {safe_line(log, 240)}")
+            self.refusals.refused(f"refused {request.method} {safe_line(request.path, 80)}: {safe_line(log, 240)}")
             return aiohttp_jinja2.render_template("refused.html", request, {"title": title, "message": message},
                                                   status=status)
 
