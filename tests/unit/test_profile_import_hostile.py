@@ -121,3 +121,29 @@ def test_a_write_failing_midway_leaves_nothing_of_the_file(tmp_path, capsys, pro
     assert profile_rows() == profile
     assert main(["profile", "import", str(good)]) == 0  # the same file, once writes work, imports whole
     assert len(profile_rows()[0]) == 3
+
+
+def test_a_workspace_file_that_cannot_be_placed_leaves_nothing_of_the_file(tmp_path, capsys, profile):
+    # issue 28: the rows were committed first and the lab files written after, so a file failing
+    # there left a half import (the rows in, some files written).
+    from tutor.locations import workspace_dir
+
+    course = f"courses/{BUILTIN_COURSE_ID}"
+    export_with_files = tmp_path / "files.json"
+    files = [{"path": f"{course}/01_labs/a.py", "text": "A = 1\n"},
+             {"path": f"{course}/01_labs/b.py", "text": "B = 2\n"}]
+    export(export_with_files, [attempt(1)])
+    data = json.loads(export_with_files.read_text())
+    data["workspace"] = files
+    export_with_files.write_text(json.dumps(data))
+    space = workspace_dir("default")
+    (space / course / "01_labs" / "b.py").mkdir(parents=True)  # the second file's place is taken by a folder
+
+    err = refused(export_with_files, capsys)
+    assert "is not a plain file; nothing of the import was written" in err
+    assert profile_rows() == profile  # no row ...
+    assert sorted(p.name for p in (space / course / "01_labs").iterdir()) == ["b.py"]  # ... and no file, no temp
+
+    (space / course / "01_labs" / "b.py").rmdir()
+    assert main(["profile", "import", str(export_with_files)]) == 0  # the same file, once it can be placed: whole
+    assert (space / course / "01_labs" / "b.py").read_text() == "B = 2\n" and len(profile_rows()[0]) == 2

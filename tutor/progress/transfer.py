@@ -130,6 +130,7 @@ def import_profile(store: ProfileStore, path: Path, workspace: Path | None = Non
 
     current = store.course
     added = 0
+    staged = workspace_files.stage(workspace, files) if workspace is not None else workspace_files.Staged()
     try:
         with store.transaction():  # the whole file, or (on any error) nothing of it
             by_course: dict[str, list[Attempt]] = {}
@@ -153,11 +154,15 @@ def import_profile(store: ProfileStore, path: Path, workspace: Path | None = Non
                 if position["at"] > store.position_at():
                     store.set_position_at(position["module"], position["item"], position["at"])
     except sqlite3.Error as exc:  # validated above: a full disk, a locked profile
+        staged.discard()
         raise ValueError(f"the profile could not be written, nothing of {Path(path).name} was imported: "
                          f"{exc}") from None
+    except BaseException:
+        staged.discard()
+        raise
     finally:
         store.use_course(current)
-    written, kept = workspace_files.place(workspace, files) if workspace is not None else (0, [])
+    written, kept = staged.publish()  # renames only; it puts back what it moved if one fails
     return ImportReport(added, len(incoming) - added, written, kept)
 
 

@@ -14,6 +14,7 @@ start with a letter or digit), so an import can neither forge nor remove one.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -123,24 +124,71 @@ def contained(workspace: Path, relative: str) -> Path:
     return target
 
 
-def place(workspace: Path, files: list[tuple[str, str]]) -> tuple[int, list[str]]:
-    """Write the validated ``files``; return (files written, local files kept aside)."""
+class Staged:
+    """Imported files written beside their places under temporary names, not yet in place.
+
+    ``stage`` checks every target and writes every text before the profile's rows are committed,
+    so a file that cannot be written fails the import while nothing of it is visible; ``publish``
+    (after the commit) only renames, and undoes its own renames if one fails; ``discard`` (the
+    rows failed) removes the temporaries. The import is then the rows and the files, or nothing."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[Path, Path]] = []  # (temporary, target)
+        self.written = 0
+
+    def discard(self) -> None:
+        for temporary, _ in self.pending:
+            temporary.unlink(missing_ok=True)
+        self.pending = []
+
+    def publish(self) -> tuple[int, list[str]]:
+        """Move every staged file into place; return (files written, local files kept aside)."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        done: list[tuple[Path, Path | None, Path]] = []  # (target, aside, marker) for the undo
+        try:
+            for temporary, target in self.pending:
+                aside = None
+                if target.exists():
+                    aside = target.with_name(f"{target.stem}.before-import-{stamp}{target.suffix}")
+                    target.rename(aside)
+                mark = imported_marker(target)  # before the file: a crash between leaves a mark, never an unmarked file
+                mark.parent.mkdir(exist_ok=True)
+                mark.touch()
+                done.append((target, aside, mark))
+                temporary.rename(target)
+        except OSError as exc:
+            for target, aside, mark in reversed(done):
+                target.unlink(missing_ok=True)
+                if aside is not None:
+                    aside.rename(target)
+                mark.unlink(missing_ok=True)
+            self.discard()
+            raise ValueError(f"a workspace file could not be put in place ({exc.strerror}); "
+                             "the files were put back as they were") from None
+        self.pending = []
+        return len(done), [str(aside) for _, aside, _ in done if aside is not None]
+
+
+def stage(workspace: Path, files: list[tuple[str, str]]) -> Staged:
+    """Check every target and write every text beside it under a temporary name (see ``Staged``)."""
     targets = [(contained(workspace, relative), text) for relative, text in files]  # every check before a write
-    written, kept = 0, []
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for target, text in targets:
-        if target.is_symlink() or (target.exists() and not target.is_file()):
-            raise ValueError(f"{target} is not a plain file; nothing more was written")
-        if target.exists():
-            if target.read_bytes() == text.encode("utf-8"):
-                continue
-            aside = target.with_name(f"{target.stem}.before-import-{stamp}{target.suffix}")
-            target.rename(aside)
-            kept.append(str(aside))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        mark = imported_marker(target)  # before the file: a crash between leaves a mark, never an unmarked file
-        mark.parent.mkdir(exist_ok=True)
-        mark.touch()
-        target.write_text(text, encoding="utf-8")
-        written += 1
-    return written, kept
+    staged = Staged()
+    try:
+        for target, text in targets:
+            if target.is_symlink() or (target.exists() and not target.is_file()):
+                raise ValueError(f"{target} is not a plain file; nothing of the import was written")
+            if target.exists() and target.read_bytes() == text.encode("utf-8"):
+                continue  # already there, as it is
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temporary = target.with_name(f".{target.name}.importing-{os.getpid()}")
+            with open(temporary, "x", encoding="utf-8") as f:  # O_EXCL: never through a planted link
+                staged.pending.append((temporary, target))
+                f.write(text)
+    except OSError as exc:
+        staged.discard()
+        raise ValueError(f"a workspace file could not be written ({exc.strerror}); nothing of the import "
+                         "was written") from None
+    except ValueError:
+        staged.discard()
+        raise
+    return staged
