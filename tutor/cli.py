@@ -7,6 +7,7 @@ With no subcommand it opens the tutor. Imports are local to each command so that
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -179,10 +180,24 @@ def _scaffold(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     from tutor.locations import make_data_private, private_files
 
-    with private_files():  # profiles, exports, workspace files: the learner's alone, whatever the umask
+    with private_files(), inert_output():  # profiles, exports, workspace files: the learner's alone
         for note in make_data_private():
             print(f"pytorch-tutor: note: {note}", file=sys.stderr)
         return _run(argv)
+
+
+@contextlib.contextmanager
+def inert_output():
+    """Everything a command prints goes through ``InertStream``: no pack's or profile's text, and
+    no snippet's output, writes a raw control character to the terminal, whichever command shows it."""
+    from tutor.safe_text import InertStream
+
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = InertStream(sys.stdout), InertStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def _run(argv: list[str] | None) -> int:

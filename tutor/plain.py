@@ -283,6 +283,10 @@ class PlainTutor(PlainReading):
         assert module is not None
         ids = [d.id for d in module.drills]
         start = ids.index(item) if item in ids else len(ids)
+        if start == 0 and module.intro.strip():  # opening the module at its start: what the map shows beside it
+            self.say("")
+            self.say(f"== Module {module.id}: {inert(self.session.slot(module_id).title)}")
+            self.say(markdown_to_plain(inert(module.intro)))
         for drill in module.drills[start:]:
             self.session.visit(module_id, drill.id)
             try:

@@ -37,3 +37,27 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n… [{len(text) - limit:,} more characters not shown]"
+
+
+class InertStream:
+    """A text stream that makes everything written through it inert (see ``inert``).
+
+    The command line's one room for what reaches the terminal: every command prints through
+    it (``tutor.cli`` puts it over ``sys.stdout`` and ``sys.stderr``), so a course title, a
+    profile's text or a snippet's output shown by any command is inert without each ``print``
+    remembering to be. The commands print no escape sequences of their own (the TUI draws
+    through Textual's own channel to the terminal, not through ``sys.stdout``)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(inert(text))
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str):  # flush, fileno, isatty, encoding, buffer, …: the stream's own
+        return getattr(self._stream, name)
