@@ -7,11 +7,13 @@ on a drill runs its prediction in the sandbox), ``drafts`` and ``_refs``.
 
 from __future__ import annotations
 
+import random
+from typing import Mapping
+
 from tutor.course.schema import SelfCheck
 from tutor.grading import read_answers
 from tutor.judge import AnswerError, option_label, parse_answer
-from tutor.placement import PlacementQuestion, PlacementResult, judge_choice, judge_prediction
-from tutor.placement import passed as placement_passed
+from tutor.placement import PlacementQuestion, PlacementResult, decide, judge_choice, judge_prediction
 from tutor.progress.review import SELF_RATINGS, rating_for
 from tutor.progress.store import Attempt, AttemptKind
 from tutor.session import SELF_CHECKS
@@ -70,43 +72,58 @@ class SelfCheckUseCases:
         self.session.rate(module_id, check.id, "self_check", SELF_RATINGS[self_rating], seconds)
         return True
 
-    async def answer_placement(self, question: PlacementQuestion, text: str) -> PlacementResult:
-        """Judge one placement answer: a letter for a self-check, a prediction run in the sandbox for a drill.
+    async def answer_placement(self, question: PlacementQuestion, text: str | Mapping[str, str]) -> PlacementResult:
+        """Judge one placement answer: a letter for a self-check, a prediction of every ask for a drill
+        (``text``: the answers by ask key), run in the sandbox once.
 
-        Raises AnswerError (with the message to show) when the answer cannot be read; nothing ran then.
+        Raises AnswerError (with the message to show) when an answer cannot be read; nothing ran then.
         """
         if question.check is not None:
             return judge_choice(question, text, parse_answer("choice", text, question.check.options))
-        drill, ask = question.drill, question.ask
-        said = read_answers(drill, {ask.key: text})
-        if not said[ask.key].readable:
-            raise AnswerError(said[ask.key].problem)
+        drill = question.drill
+        texts = dict(text) if isinstance(text, Mapping) else {question.asks[0].key: text}
+        said = read_answers(drill, texts)
+        for ask in question.asks:  # every ask is asked: an unanswered one is no answer
+            if not said[ask.key].readable:
+                raise AnswerError(f"{ask.question}: {said[ask.key].problem}" if len(question.asks) > 1
+                                  else said[ask.key].problem)
         outcome = await self.observe(drill, None, said)
-        graded = next((a for a in outcome.asks if a.ask.key == ask.key), None)
-        return judge_prediction(question, text, graded, "" if outcome.result.ok else outcome.result.message)
+        graded = {a.ask.key: a for a in outcome.asks}
+        return judge_prediction(question, texts, graded, "" if outcome.result.ok else outcome.result.message)
 
     async def take_placement(self, module_id: str, results: list[PlacementResult]) -> PlacementReport:
-        """Score a placement; passing marks the prerequisites it covered as tested out (never done)."""
+        """Score a placement, one decision per module: each module whose own questions pass, and whose
+        prerequisites are done or tested out, is marked tested out (never done)."""
         right = sum(r.correct for r in results)
         score = right / len(results) if results else 0.0
-        passed = placement_passed(results)
-        covered = tuple(sorted({r.question.module for r in results}))
+        covered = tuple(dict.fromkeys(r.question.module for r in results))
         unlocked: list[str] = []
         if self.session is not None:
+            order, needs, met = self.session.placement_needs()
+            decision = decide(results, order, needs, met)
             asked = [r.question.key for r in results]  # a retry draws other questions
             attempt_no = self.session.placement_tries(module_id) + 1
             for ancestor in covered:
+                own = [r for r in results if r.question.module == ancestor]
                 unlocked += self.session.record(Attempt(
-                    module=ancestor, item="placement", kind=AttemptKind.PLACEMENT, correct=passed,
-                    answers={r.question.key: r.answer for r in results if r.question.module == ancestor},
-                    verdict={"for": module_id, "score": round(score, 3), "asked": asked, "try": attempt_no}))
+                    module=ancestor, item="placement", kind=AttemptKind.PLACEMENT,
+                    correct=ancestor in decision.marked,
+                    answers={r.question.key: r.answer for r in own},
+                    verdict={"for": module_id, "score": round(score, 3), "asked": asked, "try": attempt_no,
+                             "own": [sum(r.correct for r in own), len(own)],
+                             "held_back": ancestor in decision.held_back}))
+            opened = self.session.can_open(module_id)
+        else:  # recording off: the decision as it would be on an empty profile
+            decision = decide(results, list(covered), {}, set())
+            opened = not decision.failed and not decision.held_back
         rows = tuple(PlacementRow(r.question.module, _placement_question(r.question), r.answer, r.correct,
                                   r.right_answer, r.why) for r in results)
-        return PlacementReport(module_id, right, len(results), passed, covered if passed else (),
-                               self._refs(sorted(set(unlocked))), rows)
+        return PlacementReport(module_id, right, len(results), opened, decision.marked,
+                               self._refs(sorted(set(unlocked))), rows, failed=decision.failed,
+                               held_back=decision.held_back)
 
 
 def _placement_question(question: PlacementQuestion) -> str:
     if question.check is not None:
         return question.check.question
-    return f"{question.drill.prompt.strip()} — {question.ask.question}"
+    return f"{question.drill.prompt.strip()} — " + " / ".join(ask.question for ask in question.asks)
