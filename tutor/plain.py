@@ -342,9 +342,14 @@ class PlainTutor(PlainReading):
         self.say("Code:")
         self.say(numbered(drill.code))
         clock = time.monotonic()
+        in_review = self.service.in_review(module.id, drill)
+        if in_review:  # recall: no earlier answer is offered; the explanation comes after the run
+            drill = self.service.instance_for(module.id, drill)
+            self.say("Due for review: predict from memory what PyTorch will do.")
         while True:
             said = {}
-            kept = self.service.draft_answers(module.id, drill)  # typed before (here or in the app), not verified
+            # typed before (here or in the app) and not verified; never offered in a review
+            kept = {} if in_review else self.service.draft_answers(module.id, drill)
             for ask in drill.asks:
                 for option in option_lines(ask.options):
                     self.say(option)
@@ -352,7 +357,11 @@ class PlainTutor(PlainReading):
                 self.service.keep_answers(module.id, drill, {ask.key: said[ask.key].text})  # kept if input ends here
             confidence = self.read_confidence()
             report = self.perform(self.service.submit_prediction(module.id, drill, said, time.monotonic() - clock,
-                                                                 confidence))
+                                                                 confidence, shown={}))
+            if report.outcome == Outcome.RECALL_NEEDED:
+                self.say(report.not_recorded)
+                continue
+            in_review = False
             if report.outcome == Outcome.NOT_FINISHED:
                 self.ask(f"{report.not_recorded} Enter to try again > ", "continue")
                 continue
@@ -429,7 +438,7 @@ class PlainTutor(PlainReading):
             self._hints, self._hints_shown = [], 0
             try:
                 self.say(f"Question {number}/{len(module.self_checks)}: {markdown_to_plain(inert(check.question))}")
-                for option in option_lines(check.options):
+                for option in option_lines(self.service.shown_options(module.id, check)):  # shuffled in review
                     self.say(option)
                 clock = time.monotonic()
                 kept = "" if check.is_choice else self.service.self_check_draft(module.id, check)

@@ -149,6 +149,7 @@ async def test_stats_screen_shows_accuracy_and_calibration(make_app, mini_course
         calibration = text_of(app.screen.query_one("#calibration"))
         assert "fairly sure" in calibration and "1 answer," in calibration
         assert "●" in text_of(app.screen.query_one("#recent"))
+        assert "Verified drills: 1, 1 on the first try (100%)" in text_of(app.screen.query_one("#first-try"))
 
 
 # the right and a wrong answer to each placement question the mini course's 01 can give

@@ -33,15 +33,45 @@ class SelfCheckUseCases:
     def keep_self_check_draft(self, module_id: str, check: SelfCheck, text: str) -> None:
         self.drafts.keep_answers(module_id, SELF_CHECKS, {check.id: text})
 
+    # ---------------------------------------------------------------- multiple choice: the order shown
+
+    def choice_order(self, module_id: str, check: SelfCheck) -> tuple[int, ...]:
+        """The order a multiple-choice question's options are shown in (indices into ``check.options``).
+
+        As written, except when the question is due for review: then each attempt shuffles them,
+        seeded by the item and the attempt's number (so the screen and the judge agree, and the
+        attempt records it), and the right option never keeps its written letter: a review is
+        passed by knowing the answer, not by remembering where it was.
+        """
+        written = tuple(range(len(check.options)))
+        if not check.is_choice or self.session is None or not self.session.review.is_due(module_id, check.id):
+            return written
+        order = list(written)
+        random.Random(self._choice_seed(module_id, check)).shuffle(order)
+        if len(order) > 1 and order.index(check.correct) == check.correct:
+            order = order[1:] + order[:1]  # a rotation moves every option, the right one too
+        return tuple(order)
+
+    def shown_options(self, module_id: str, check: SelfCheck) -> tuple[str, ...]:
+        return tuple(check.options[i] for i in self.choice_order(module_id, check))
+
+    def _choice_seed(self, module_id: str, check: SelfCheck) -> str:
+        tries = sum(1 for a in self.session.store.attempts(module_id) if a.item == check.id)
+        return f"{module_id}/{check.id}/{tries + 1}"
+
     async def answer_self_check(self, module_id: str, check: SelfCheck, answer: str, seconds: float,
                                 confidence: int | None = None) -> SelfCheckReport:
-        """Judge a multiple-choice answer, or take a free-text one for the learner to compare and rate."""
-        right = option_label(check.correct, check.options[check.correct]) if check.is_choice else ""
+        """Judge a multiple-choice answer (a letter of the options as shown: see ``choice_order``), or take
+        a free-text one for the learner to compare and rate."""
+        order = self.choice_order(module_id, check)
+        shuffled = order != tuple(range(len(order)))
+        right = option_label(order.index(check.correct), check.options[check.correct]) if check.is_choice else ""
         if check.is_choice:
             try:
-                correct: bool | None = parse_answer("choice", answer, check.options) == check.correct
+                chosen = order[parse_answer("choice", answer, self.shown_options(module_id, check))]
             except AnswerError as exc:
                 return SelfCheckReport(module_id, check.id, answer, problem=str(exc))
+            correct: bool | None = chosen == check.correct
         elif not answer.strip():
             return SelfCheckReport(module_id, check.id, answer, problem=FREE_TEXT_EMPTY)
         else:
@@ -52,7 +82,9 @@ class SelfCheckUseCases:
             review = correct is not None and session.reviewable(module_id, check.id)
             unlocked = session.record(
                 Attempt(module=module_id, item=check.id, kind=AttemptKind.SELF_CHECK, correct=bool(correct),
-                        answers={"answer": answer}, verdict={"correct": correct}, seconds=seconds,
+                        answers={"answer": answer, **({"order": list(order)} if shuffled else {})},
+                        verdict={"correct": correct, **({"seed": self._choice_seed(module_id, check)}
+                                                        if shuffled else {})}, seconds=seconds,
                         confidence=confidence),
                 review_kind="self_check" if review else None,
                 rating=rating_for(bool(correct), confidence, seconds))
