@@ -16,6 +16,7 @@ from typing import TextIO
 from tutor.course import grants
 from tutor.course.graph import Status
 from tutor.course.schema import Drill, Module
+from tutor.plain_placement import PlainPlacement
 from tutor.plain_reading import PlainReading, numbered
 from tutor.plain_text import gpu_note_text, markdown_to_plain
 from tutor.progress.review import SELF_RATING_WORDS
@@ -34,12 +35,13 @@ from tutor.wording import drill_label, shown_title
 # The prompt protocol (README.md, "Plain mode and scripts"): every prompt is one line that starts with
 # its kind in brackets and ends with "> ", with no newline after it; a script reads up to "> " and
 # answers by the kind. The first prompt is always [module], unless --module or --drill names the start.
-PROMPT_KINDS = ("module", "answer", "confidence", "code", "continue", "lab", "self-check", "rating")
+PROMPT_KINDS = ("module", "answer", "confidence", "code", "continue", "lab", "self-check", "rating", "test-out")
 
 HELP = ("At any prompt: ':hint' shows the next hint, ':skip' moves on, ':map' returns to the module list, "
         "':quit' leaves (progress is always saved); in a lab, ':reset' restores the starter file; after a drill's "
         "first run, ':trace' shows its code's trace (every tensor after every line) and ':view graph loss' "
-        "(or storage NAME, module NAME [OPTIMIZER]) a view of any name.")
+        "(or storage NAME, module NAME [OPTIMIZER]) a view of any name. At the module list, 'test NN' tests out "
+        "of locked module NN's prerequisites.")
 
 
 class _Leave(Exception):
@@ -261,6 +263,12 @@ class PlainTutor(PlainReading):
                 continue
             if not choice and start is not None:
                 return start
+            if choice.lower().startswith("test "):  # a test-out of a locked module's prerequisites
+                module_id = self._module_id(choice[5:].strip())
+                if self.test_out(module_id):
+                    return module_id, self.session.entry_point(module_id)
+                listed = False
+                continue
             module_id = self._module_id(choice)
             if not choice:
                 self.say("Type a module's number (the list is above).")
@@ -269,8 +277,26 @@ class PlainTutor(PlainReading):
             elif not self.session.can_open(module_id):
                 state = self.session.state(module_id)
                 self.say(f"Module {module_id} is {state.status.value}: {state.reason}")
+                if state.status == Status.LOCKED and self.session.placement_set(module_id):
+                    self.say(f"Know its prerequisites already? Type 'test {choice}' to test out of them.")
             else:
                 return module_id, self.session.entry_point(module_id)
+
+    def test_out(self, module_id: str) -> bool:
+        """A locked module's placement (see :mod:`tutor.placement`); True when it opened the module."""
+        slot = self.session.slot(module_id)
+        if slot is None:
+            self.say(f"There is no module {inert(module_id)!r}; type 'test' and a number from the list above.")
+            return False
+        state = self.session.state(module_id)
+        if state.status != Status.LOCKED:
+            self.say(f"Module {module_id} is {state.status.value}: nothing to test out of.")
+            return False
+        questions = self.session.placement_set(module_id)
+        if not questions:
+            self.say("Its prerequisites have no questions to test out with.")
+            return False
+        return PlainPlacement(self, module_id, questions).take()
 
     def _module_id(self, choice: str) -> str:
         """The module typed: as it is when the course has that id ("1"), else "1" for "01"."""
@@ -320,9 +346,14 @@ class PlainTutor(PlainReading):
         self.say("Code:")
         self.say(numbered(drill.code))
         clock = time.monotonic()
+        in_review = self.service.in_review(module.id, drill)
+        if in_review:  # recall: no earlier answer is offered; the explanation comes after the run
+            drill = self.service.instance_for(module.id, drill)
+            self.say("Due for review: predict from memory what PyTorch will do.")
         while True:
             said = {}
-            kept = self.service.draft_answers(module.id, drill)  # typed before (here or in the app), not verified
+            # typed before (here or in the app) and not verified; never offered in a review
+            kept = {} if in_review else self.service.draft_answers(module.id, drill)
             for ask in drill.asks:
                 for option in option_lines(ask.options):
                     self.say(option)
@@ -330,7 +361,11 @@ class PlainTutor(PlainReading):
                 self.service.keep_answers(module.id, drill, {ask.key: said[ask.key].text})  # kept if input ends here
             confidence = self.read_confidence()
             report = self.perform(self.service.submit_prediction(module.id, drill, said, time.monotonic() - clock,
-                                                                 confidence))
+                                                                 confidence, shown={}))
+            if report.outcome == Outcome.RECALL_NEEDED:
+                self.say(report.not_recorded)
+                continue
+            in_review = False
             if report.outcome == Outcome.NOT_FINISHED:
                 self.ask(f"{report.not_recorded} Enter to try again > ", "continue")
                 continue
@@ -407,7 +442,7 @@ class PlainTutor(PlainReading):
             self._hints, self._hints_shown = [], 0
             try:
                 self.say(f"Question {number}/{len(module.self_checks)}: {markdown_to_plain(inert(check.question))}")
-                for option in option_lines(check.options):
+                for option in option_lines(self.service.shown_options(module.id, check)):  # shuffled in review
                     self.say(option)
                 clock = time.monotonic()
                 kept = "" if check.is_choice else self.service.self_check_draft(module.id, check)

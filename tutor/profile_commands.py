@@ -51,6 +51,7 @@ def print_stats(session: Session, out: TextIO) -> None:
     print(f"Thinking time: {format_duration(stats.total_seconds)} ({THINKING_TIME})", file=out)
     print(f"Last 14 days: {spark(stats.daily)}  ({count(sum(stats.daily), 'attempt')})", file=out)
     print(f"Recent predictions (● right, ○ wrong): {history_line(stats.recent) or '—'}", file=out)
+    print(stats.first_try_line(), file=out)
     print("", file=out)
     print(f"{'module':<8}{'drills':>7}{'first try':>11}{'attempts':>10}{'time':>14}", file=out)
     for module_id, tally in stats.modules.items():

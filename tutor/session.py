@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tutor.course.graph import ModuleState, Status
+from tutor.course.graph import ModuleState, Status, effective_requires
 from tutor.course.loader import Course, ModuleSlot
 from tutor.course.schema import Module
 from tutor.progress.review import Clock, Rating, ReviewQueue, utc_now
@@ -178,14 +178,21 @@ class Session:
     # ---------------------------------------------------------------- test-out
 
     def placement_set(self, module_id: str) -> list[PlacementQuestion]:
-        """5-8 questions from the unfinished written modules this one depends on, none asked last time."""
-        modules = [m for a in reversed(self._missing_ancestors(module_id))  # nearest prerequisites first
-                   if (m := self.module(a)) is not None]
+        """Questions from every unfinished written module this one depends on (each module its own),
+        prerequisites first, none asked last time while fresh ones remain."""
+        modules = [m for a in self._missing_ancestors(module_id) if (m := self.module(a)) is not None]
         earlier = [a for a in self.store.attempts() if a.kind == "placement" and a.verdict.get("for") == module_id]
         asked = {key for a in earlier for key in a.verdict.get("asked", []) if isinstance(key, str)}
         from tutor.placement import draw  # the judge and the sandbox wire come with it: not at launch
 
         return draw(modules, asked, seed=f"{module_id}:{self.placement_tries(module_id) + 1}")
+
+    def placement_needs(self) -> tuple[list[str], dict[str, list[str]], set[str]]:
+        """What a placement's decision reads: the course order, each module's prerequisites, and the
+        modules already done or tested out."""
+        order = [slot.id for slot in self.course.slots]
+        needs = {m: effective_requires(self.course, m) for m in order}
+        return order, needs, self.progress.done | self.progress.tested_out
 
     def placement_tries(self, module_id: str) -> int:
         """How many placements were taken to open ``module_id`` (each records its try number)."""

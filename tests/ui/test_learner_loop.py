@@ -149,17 +149,19 @@ async def test_stats_screen_shows_accuracy_and_calibration(make_app, mini_course
         calibration = text_of(app.screen.query_one("#calibration"))
         assert "fairly sure" in calibration and "1 answer," in calibration
         assert "●" in text_of(app.screen.query_one("#recent"))
+        assert "Verified drills: 1, 1 on the first try (100%)" in text_of(app.screen.query_one("#first-try"))
 
 
 # the right and a wrong answer to each placement question the mini course's 01 can give
-PLACEMENT_ANSWERS = {"transpose-strides": ("(1, 3)", "(3, 1)"), "sum-dtype": ("int64", "float32"),
-                     "which-copies": ("b", "a")}
+# (every ask of a drill, one after another)
+PLACEMENT_ANSWERS = {"transpose-strides": [("(1, 3)", "(3, 1)")], "sum-dtype": [("int64", "float32"), ("6", "6")],
+                     "which-copies": [("b", "a")]}
 
 
 async def _answer_placement(app, pilot, right: bool) -> None:
     screen = app.screen
     while screen.report is None:
-        good, bad = PLACEMENT_ANSWERS[screen.questions[screen.index].item]
+        good, bad = PLACEMENT_ANSWERS[screen.questions[screen.index].item][screen.ask_index]
         await type_into(pilot, "#answer", good if right else bad)
         await pilot.press("enter")
         await settle(app, pilot)
@@ -213,9 +215,14 @@ async def test_a_test_out_prediction_shows_its_question_as_the_drill_does(make_a
                 continue
             screen.index = index
             screen.show_question()
-            await pilot.pause()
-            shown = text_of(screen.query_one("#options"))
-            assert question.ask.question.replace("`", "") in shown, shown
+            for number, ask in enumerate(question.asks):  # every ask of the drill, one after another
+                screen.ask_index = number
+                screen.show_ask()
+                await pilot.pause()
+                shown = text_of(screen.query_one("#options"))
+                assert ask.question.replace("`", "") in shown, shown
+                if len(question.asks) > 1:
+                    assert f"({number + 1}/{len(question.asks)})" in shown
             assert "**" not in screen.query_one("#question", Markdown).source
 
 

@@ -199,8 +199,10 @@ async def test_self_check_answers_are_judged_once_and_free_text_asks_for_a_ratin
         service.rate_self_check("01", free, 5)
 
 
-OBSERVED_IN_01 = {"transpose-strides": (strides(1, 3), "(1, 3)", "(3, 1)"),
-                  "sum-dtype": ({"type": "dtype", "value": "torch.int64"}, "int64", "float32")}
+# each placement drill of the mini course's 01, every ask: (observed, right answer, wrong answer)
+OBSERVED_IN_01 = {"transpose-strides": [(strides(1, 3), "(1, 3)", "(3, 1)")],
+                  "sum-dtype": [({"type": "dtype", "value": "torch.int64"}, "int64", "float32"),
+                                ({"type": "int", "value": 6}, "6", "6")]}
 
 
 async def _take(service, session, questions, right: bool):
@@ -208,9 +210,10 @@ async def _take(service, session, questions, right: bool):
     results = []
     for q in questions:
         if q.runs_code:
-            value, good, bad = OBSERVED_IN_01[q.drill.id]
-            service.sandbox.results.append(observed({q.ask.key: value}))
-            results.append(await service.answer_placement(q, good if right else bad))
+            asks = OBSERVED_IN_01[q.drill.id]
+            service.sandbox.results.append(observed({a.key: value for a, (value, _, _) in zip(q.asks, asks)}))
+            results.append(await service.answer_placement(
+                q, {a.key: good if right else bad for a, (_, good, bad) in zip(q.asks, asks)}))
         else:
             results.append(await service.answer_placement(q, "b" if right else "a"))
     return results
@@ -223,7 +226,7 @@ async def test_placement_passes_only_above_the_bar_and_marks_what_it_covered(ses
     report = await service.take_placement("02", await _take(service, session, questions, right=False))
     assert not report.passed and report.tested_out == () and report.unlocked == ()
     wrong_drill = next(r for r in report.rows if "y.stride()" in r.question or "dtype" in r.question)
-    assert not wrong_drill.correct and wrong_drill.right_answer in ("(1, 3)", "torch.int64") and wrong_drill.why
+    assert not wrong_drill.correct and wrong_drill.right_answer in ("(1, 3)", "torch.int64; 6") and wrong_drill.why
     wrong_choice = next(r for r in report.rows if r.question.startswith("Which of these copies"))
     assert wrong_choice.right_answer == "b) x.clone()" and "you chose a)" in wrong_choice.why
     questions = session.placement_set("02")

@@ -36,13 +36,15 @@ class Submitted(Message):
 
 class PredictionSubmitted(Submitted):
     def __init__(self, module_id: str, drill: Drill, said: Mapping[str, ReadAnswer], seconds: float,
-                 confidence: int | None):
+                 confidence: int | None, shown: Mapping[str, str] | None = None):
         super().__init__(module_id, drill, seconds)
         self.said = said
         self.confidence = confidence
+        self.shown = shown  # what the boxes held when the drill opened (a review judges against it)
 
     async def perform(self, service: TutoringService) -> RunReport:
-        return await service.submit_prediction(self.module_id, self.drill, self.said, self.seconds, self.confidence)
+        return await service.submit_prediction(self.module_id, self.drill, self.said, self.seconds, self.confidence,
+                                               shown=self.shown)
 
 
 class CodeSubmitted(Submitted):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from tutor.course.loader import Course
-from tutor.progress.store import CONFIDENCE_LEVELS, Attempt, AttemptKind
+from tutor.progress.store import ATTEMPT_NOTE, CONFIDENCE_LEVELS, Attempt, AttemptKind
 from tutor.wording import count
 
 # What each confidence level claims, as a probability of being right (for the Brier score).
@@ -41,6 +41,20 @@ class Stats:
     daily: list[int] = field(default_factory=list)  # attempts per day, oldest first, today last
     recent: list[bool] = field(default_factory=list)  # the last predictions, oldest first
     total_seconds: float = 0.0
+    verified: int = 0  # drills whose prediction was verified
+    verified_first_try: int = 0  # of those, on the first try (the rest after seeing a wrong try's observation)
+
+    @property
+    def first_try_share(self) -> float | None:
+        return self.verified_first_try / self.verified if self.verified else None
+
+    def first_try_line(self) -> str:
+        """How honest "verified" is: without variants a retry may copy the observation it was shown."""
+        if not self.verified:
+            return "Verified drills: none yet."
+        return (f"Verified drills: {self.verified}, {self.verified_first_try} on the first try "
+                f"({self.first_try_share:.0%}); {self.verified - self.verified_first_try} after a wrong try "
+                "showed the observation.")
 
     def calibration_lines(self) -> list[str]:
         lines = []
@@ -68,6 +82,7 @@ def compute(course: Course, attempts: list[Attempt], today: date | None = None) 
     seen: set[tuple[str, str]] = set()
     calibration: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     squared_errors: list[float] = []
+    verified: dict[tuple[str, str], bool] = {}  # drill -> its first right prediction was its first try
     per_day: dict[date, int] = defaultdict(int)
     for a in attempts:
         stats.total_seconds += a.seconds
@@ -83,6 +98,8 @@ def compute(course: Course, attempts: list[Attempt], today: date | None = None) 
         for tag in tags.get(key, ()):
             concepts[tag].attempts += 1
             concepts[tag].seconds += a.seconds
+        if a.correct and key not in verified:  # recorded since issue 29; an older profile's order says the same
+            verified[key] = bool((a.verdict.get(ATTEMPT_NOTE) or {}).get("first_try", key not in seen))
         if key not in seen:
             seen.add(key)
             for group in groups:
@@ -98,6 +115,7 @@ def compute(course: Course, attempts: list[Attempt], today: date | None = None) 
     stats.brier = sum(squared_errors) / len(squared_errors) if squared_errors else None
     stats.daily = [per_day.get(today - timedelta(days=n), 0) for n in range(DAYS - 1, -1, -1)]
     stats.recent = stats.recent[-40:]
+    stats.verified, stats.verified_first_try = len(verified), sum(verified.values())
     return stats
 
 

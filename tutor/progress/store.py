@@ -83,6 +83,9 @@ class AttemptKind(StrEnum):
 
 
 KINDS = tuple(AttemptKind)
+# A prediction's verdict holds one entry per ask key, and this one about the attempt itself
+# ({"first_try": bool, "review": bool}); "@" is never in an ask key
+ATTEMPT_NOTE = "@attempt"
 CONFIDENCE_LEVELS = {1: "guessing", 2: "fairly sure", 3: "certain"}
 
 # Each step brings a profile of schema N-1 up to N, in place and in one transaction.

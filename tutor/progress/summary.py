@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tutor.course.graph import ModuleState, module_states
+from tutor.course.graph import ModuleState, honest_tested_out, module_states
 from tutor.course.loader import Course
 from tutor.course.schema import Module
 from tutor.progress.store import Attempt, AttemptKind
@@ -84,4 +84,5 @@ def summarise(course: Course, attempts: list[Attempt], position: tuple[str, str]
     started = {m for m, p in modules.items() if p.worked_on}
     if position:
         started.add(position[0])
+    tested_out = honest_tested_out(course, done, tested_out)  # none behind an unmet prerequisite
     return CourseProgress(modules, done, started, module_states(course, done, started, tested_out), tested_out)

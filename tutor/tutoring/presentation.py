@@ -15,7 +15,7 @@ from tutor.course.lab_fields import CHECK_TEST
 from tutor.judge import labs, option_label
 from tutor.progress.store import AttemptKind
 from tutor.safe_text import clip, inert
-from tutor.tutoring.reports import RunReport, SnippetReport
+from tutor.tutoring.reports import PlacementReport, RunReport, SnippetReport
 from tutor.tutoring.states import CheckStatus, Outcome
 from tutor.tutoring.trace_view import trace_lines
 
@@ -97,6 +97,22 @@ def self_check_verdict(correct: bool | None, right_answer: str) -> str:
 
 
 # ---------------------------------------------------------------- a run's report
+
+
+def placement_summary(report: PlacementReport) -> str:
+    """A placement's outcome in one paragraph, module by module (the app and plain mode both say it)."""
+    parts = [f"{report.right}/{report.total} right."]
+    if report.tested_out:
+        parts.append(f"Tested out: {', '.join(report.tested_out)}.")
+    if report.failed:
+        parts.append(f"Not enough right in {', '.join(report.failed)}: those stay to study (a retry asks "
+                     "other questions; read why above).")
+    if report.held_back:
+        parts.append(f"Passed but not marked: {', '.join(report.held_back)}, because a module they need is "
+                     "neither done nor tested out.")
+    parts.append(f"Module {report.module_id} is open." if report.passed
+                 else f"Module {report.module_id} stays locked.")
+    return " ".join(parts)
 
 
 def run_blocks(report: RunReport, heading: str = "") -> list[Block]:

@@ -179,7 +179,9 @@ class PlacementReport:
     module_id: str
     right: int
     total: int
-    passed: bool
+    passed: bool  # the module tested for is open now
     tested_out: tuple[str, ...] = ()  # the prerequisites now marked as tested out (never "done")
     unlocked: tuple[ModuleRef, ...] = ()
     rows: tuple[PlacementRow, ...] = ()  # every answer, so that a failed placement still teaches
+    failed: tuple[str, ...] = ()  # modules whose own questions did not pass: not marked
+    held_back: tuple[str, ...] = ()  # passed their own questions, but need a module still not met

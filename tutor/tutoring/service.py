@@ -16,7 +16,7 @@ from tutor.course.schema import Drill
 from tutor.grading import DrillOutcome, describe_error, grade_read, read_answers, request_for, trace_request
 from tutor.judge import ReadAnswer, labs
 from tutor.progress.review import rating_for
-from tutor.progress.store import Attempt, AttemptKind
+from tutor.progress.store import ATTEMPT_NOTE, Attempt, AttemptKind
 from tutor.sandbox.client import RunResult
 from tutor.sandbox.wire import RunRequest, TraceSpec, ViewSpec
 from tutor.session import Session
@@ -151,11 +151,40 @@ class TutoringService(SelfCheckUseCases):
         return RunReport(module_id, drill.id, AttemptKind.PREDICTION, Outcome.VERIFIED, said=dict(last.answers),
                          status=RunStatus.OK, rows=rows, drill_done=True)
 
+    # ---------------------------------------------------------------- review and retry: what is presented
+
+    def in_review(self, module_id: str, drill: Drill) -> bool:
+        """The drill is due for spaced review: it opens for recall, its earlier answers and results hidden."""
+        return self.session is not None and self.session.review.is_due(module_id, drill.id)
+
+    def nothing_recalled(self, module_id: str, drill: Drill, texts: Mapping[str, str],
+                         shown: Mapping[str, str]) -> bool:
+        """A review's answers are no prediction: a box empty, or every box as the screen showed it."""
+        return self.in_review(module_id, drill) and _nothing_recalled(drill, texts, shown)
+
+    def instance_for(self, module_id: str, drill: Drill) -> Drill:
+        """The drill a review or a retry presents and judges.
+
+        Today the drill itself; the variants engine draws a fresh instance here (seeded, the seed
+        recorded with the attempt), so that a retry or a review tests the mental model, not the screen.
+        """
+        return drill
+
     async def submit_prediction(self, module_id: str, drill: Drill, said: Mapping[str, ReadAnswer],
-                                seconds: float, confidence: int | None = None) -> RunReport:
-        """Predict, then observe: the drill is verified when every prediction matches."""
-        problems = {key: a.problem for key, a in said.items() if not a.readable}
+                                seconds: float, confidence: int | None = None,
+                                shown: Mapping[str, str] | None = None) -> RunReport:
+        """Predict, then observe: the drill is verified when every prediction matches.
+
+        ``shown``: what the answer boxes held when the drill opened. A drill due for review is
+        recall: answers left empty, or left as the screen showed them, run nothing and rate
+        nothing (the report says to predict); the review's rating comes from a new prediction.
+        """
         texts = {key: a.text for key, a in said.items()}
+        if self.nothing_recalled(module_id, drill, texts, shown or {}):
+            return RunReport(module_id, drill.id, AttemptKind.PREDICTION, Outcome.RECALL_NEEDED, said=texts,
+                             problems={drill.asks[0].key: RECALL_NEEDED} if drill.asks else {},
+                             not_recorded=RECALL_NEEDED, drill_done=self._done(module_id, drill))
+        problems = {key: a.problem for key, a in said.items() if not a.readable}
         if problems:
             return RunReport(module_id, drill.id, AttemptKind.PREDICTION, Outcome.UNREADABLE, said=texts,
                              problems=problems, not_recorded=NOT_RECORDED_UNREADABLE,
@@ -274,11 +303,14 @@ class TutoringService(SelfCheckUseCases):
             return None, []
         correct = outcome.predictions_correct
         first_attempt = not self.session.attempted(module_id, drill.id)
-        review = self.session.review.is_due(module_id, drill.id) or (first_attempt and not correct)
+        due = self.session.review.is_due(module_id, drill.id)
+        review = due or (first_attempt and not correct)
+        # whether this verdict rests on a prediction made before any observation of the drill was shown
+        note = {"first_try": first_attempt, "review": due}
         unlocked = self.session.record(
             Attempt(module=module_id, item=drill.id, kind=AttemptKind.PREDICTION, correct=correct, answers=texts,
-                    observed=_observed(outcome), verdict=_verdicts(outcome), seconds=seconds,
-                    confidence=confidence),
+                    observed=_observed(outcome), verdict={**_verdicts(outcome), ATTEMPT_NOTE: note},
+                    seconds=seconds, confidence=confidence),
             review_kind="drill" if review else None, rating=rating_for(correct, confidence, seconds))
         return Recorded(AttemptKind.PREDICTION, correct, review), unlocked
 
@@ -332,6 +364,19 @@ class TutoringService(SelfCheckUseCases):
             return TraceReport((), problem=outcome.result.message)
         report = _trace(outcome) or TraceReport((), problem="the run was not traced")
         return report.upto(until) if until is not None else report
+
+
+RECALL_NEEDED = ("This drill is due for review: predict from memory what PyTorch will do. Type your answers "
+                 "(an empty box, or one left as it was shown, is not a prediction); nothing was run or rated.")
+
+
+def _nothing_recalled(drill: Drill, texts: Mapping[str, str], shown: Mapping[str, str]) -> bool:
+    """No new prediction: a box empty, or every box as the screen showed it."""
+    keys = [ask.key for ask in drill.asks]
+    typed = {key: texts.get(key, "").strip() for key in keys}
+    if any(not text for text in typed.values()):
+        return True
+    return all(typed[key] == shown.get(key, "").strip() for key in keys)
 
 
 def _trace(outcome: DrillOutcome) -> TraceReport | None:

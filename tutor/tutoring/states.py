@@ -44,6 +44,7 @@ class Outcome(StrEnum):
     """Where an action left the learner: each front end words the next step its own way."""
 
     UNREADABLE = "unreadable"  # an answer could not be read: nothing ran, nothing recorded
+    RECALL_NEEDED = "recall needed"  # a review with empty or unchanged answers: nothing ran, nothing rated
     FILE_UNREADABLE = "file unreadable"  # a lab's file is missing, unreadable or not UTF-8: nothing ran
     NOT_FINISHED = "not finished"  # the run did not finish: nothing recorded
     VERIFIED = "verified"  # the prediction was right

@@ -72,7 +72,10 @@ class DrillScreen(LessonScreen):
         self.module = module
         drill = module.drill(drill_id)
         assert drill is not None, f"no drill {drill_id} in module {module_id}"
-        self.drill = drill
+        # due for review: recall, with nothing of the earlier tries on screen (and, with variants, a fresh instance)
+        self.in_review = self.app.tutoring.in_review(module_id, drill)
+        self.drill = self.app.tutoring.instance_for(module_id, drill) if self.in_review else drill
+        self._shown: dict[str, str] = {}  # what the boxes held when the drill opened
         self.hints_shown = 0
         self.last_said: dict[str, ReadAnswer] = {}  # the last predictions recorded, shown beside experiments
         self._submitted: dict[str, ReadAnswer] = {}
@@ -120,8 +123,11 @@ class DrillScreen(LessonScreen):
 
     def on_mount(self) -> None:
         service, session = self.app.tutoring, self.app.session
-        before = service.last_verified(self.module_id, self.drill)
-        if before is not None:  # revisited: verified, with the answers that did it; try again at will
+        before = None if self.in_review else service.last_verified(self.module_id, self.drill)
+        if self.in_review:  # empty boxes; the old result and explanation stay hidden until this run
+            self.set_status("Due for review: predict from memory what PyTorch will do, then press Enter. Your "
+                            "earlier answers and the explanation come back after the run.")
+        elif before is not None:  # revisited: verified, with the answers that did it; try again at will
             for box in self.query(AnswerInput):
                 box.value = before.said.get(box.key, "")
             self.last_said = self.app.tutoring.read_answers(self.drill, before.said)
@@ -140,12 +146,13 @@ class DrillScreen(LessonScreen):
         if service.code_for(self.module_id, self.drill) != self.drill.code:
             self.query_one("#code", CodeView).edited = True
         self._boxes, self._editor = list(self.query(AnswerInput)), self.query_one("#editor", TextArea)
-        kept = service.draft_answers(self.module_id, self.drill)
+        kept = {} if self.in_review else service.draft_answers(self.module_id, self.drill)
         if kept:  # typed here before (this session or an earlier one) and not verified since
             for box in self.query(AnswerInput):
                 box.value = kept.get(box.key, box.value)
             self.set_status("Your answers from last time are back in the boxes: change any, or press Enter to run them.")
         self._saved = {box.key: box.value for box in self._boxes}  # what the profile holds (or needs not hold)
+        self._shown = dict(self._saved)
         # the page opens at its top (the prompt first, at 80x24 too); typing into the box brings it into view
         self.query_one("#ask-0", Input).focus(scroll_visible=False)
         self.call_after_refresh(self._say_where_the_box_is)
@@ -268,6 +275,10 @@ class DrillScreen(LessonScreen):
             self.set_status("Running your edited code in the sandbox…", running=True)
             self.post_message(CodeSubmitted(self.module_id, self.drill, code, seconds, kind, self.last_said))
             return
+        texts = {box.key: box.value for box in self.query(AnswerInput)}
+        if self.app.tutoring.nothing_recalled(self.module_id, self.drill, texts, self._shown):
+            self.set_status(STATUS[Outcome.RECALL_NEEDED])  # said before any box's own problem
+            return
         said = self._read()
         if said is None:
             self.set_status(STATUS[Outcome.UNREADABLE])
@@ -275,7 +286,8 @@ class DrillScreen(LessonScreen):
         self.phase = "running"
         self.set_status("Running in the sandbox…", running=True)
         self._submitted = said
-        self.post_message(PredictionSubmitted(self.module_id, self.drill, said, seconds, self.confidence()))
+        self.post_message(PredictionSubmitted(self.module_id, self.drill, said, seconds, self.confidence(),
+                                              shown=self._shown))
         self.query_one("#confidence", ConfidenceChoice).clear()  # each try states its own confidence
 
     def after_failure(self) -> None:
@@ -426,4 +438,6 @@ STATUS = {
                                    "to finish the drill.",
     Outcome.CHECK_FAILS: "The check does not pass yet. Change one thing and run again.",
     Outcome.UNREADABLE: "Some answers could not be read; see the hints under them. Nothing was run.",
+    Outcome.RECALL_NEEDED: "Due for review: type your own prediction in every box (empty, or as shown, is not "
+                           "one). Nothing was run or rated.",
 }

@@ -79,7 +79,8 @@ class MapScreen(Screen):
         Binding("slash", "search", "Search", tooltip="search modules by number or title"),
         # The search box does not use Down: it hands the learner to the list (the list's own Down moves in it)
         Binding("down", "leave_search", "To the list", show=False, tooltip="from the search box to the list"),
-        Binding("t", "test_out", "Test out", tooltip="test out of a locked module: a short placement"),
+        Binding("t", "test_out", "Test out",
+                tooltip="test out of a locked module: each module it skips answers its own questions"),
         Binding("r", "app.review", "Review", tooltip="spaced review: what is due"),
         Binding("s", "app.stats", "Stats", tooltip="accuracy, calibration and time"),
         Binding("question_mark", "app.help", "Help", show=False, tooltip="how the tutor works, and every key"),

@@ -16,7 +16,7 @@ from tutor.app.widgets.result_panel import prose_text
 from tutor.judge import AnswerError
 from tutor.placement import PLACEMENT_PASS, PlacementQuestion, PlacementResult, form_of
 from tutor.safe_text import inert
-from tutor.tutoring.presentation import option_lines
+from tutor.tutoring.presentation import option_lines, placement_summary
 from tutor.tutoring.reports import PlacementReport
 
 
@@ -28,6 +28,8 @@ class PlacementScreen(Screen):
         self.module_id = module_id
         self.questions: list[PlacementQuestion] = self.app.session.placement_set(module_id)
         self.index = 0
+        self.ask_index = 0  # a drill question asks every one of its asks, one box after another
+        self.answers: dict[str, str] = {}
         self.results: list[PlacementResult] = []
         self.report: PlacementReport | None = None
         self.running = False
@@ -57,20 +59,30 @@ class PlacementScreen(Screen):
             self.query_one("#question", Markdown).update(inert(question.check.question))
             self.query_one("#question-code", CodeView).show("")
             self.query_one("#options", Static).update(Text("\n".join(option_lines(question.check.options, "  "))))
-        else:  # a prediction: the code runs in the sandbox once the learner has answered
+        else:  # a prediction: the code runs in the sandbox once every ask is answered
             drill = question.drill
             self.query_one("#question", Markdown).update(inert(drill.prompt))
             self.query_one("#question-code", CodeView).show(inert(drill.code), inert(drill.setup))
+        self.ask_index, self.answers = 0, {}
+        self.show_ask()
+        self.set_status(f"Each module you skip answers its own questions: {PLACEMENT_PASS:.0%} of them right marks "
+                        "it tested out. Escape gives up.")
+
+    def show_ask(self) -> None:
+        question = self.questions[self.index]
+        ask = question.asks[self.ask_index] if question.check is None else None
+        if ask is not None:
             # the ask as the drill screen shows it: not Markdown, where "2**24" inside "**…**" lost its stars
-            ask = prose_text(inert(question.ask.question), "bold")
-            if question.ask.options:
-                ask.append("\n" + "\n".join(option_lines(question.ask.options)))
-            self.query_one("#options", Static).update(ask)
+            shown = prose_text(inert(ask.question), "bold")
+            if len(question.asks) > 1:
+                shown = Text(f"({self.ask_index + 1}/{len(question.asks)}) ").append_text(shown)
+            if ask.options:
+                shown.append("\n" + "\n".join(option_lines(ask.options)))
+            self.query_one("#options", Static).update(shown)
         answer = self.query_one("#answer", Input)
-        answer.placeholder = form_of(question)
+        answer.placeholder = form_of(question, ask)
         answer.value = ""
         answer.focus()
-        self.set_status(f"Answer {PLACEMENT_PASS:.0%} right to open the module directly. Escape gives up.")
 
     def set_status(self, text: str) -> None:
         self.query_one("#status", Static).update(Text(text))
@@ -79,16 +91,30 @@ class PlacementScreen(Screen):
     def submit(self, event: Input.Submitted) -> None:
         if self.running or self.report is not None:
             return
+        question = self.questions[self.index]
+        if question.check is None:
+            ask = question.asks[self.ask_index]
+            read = self.app.tutoring.read_answers(question.drill, {ask.key: event.value})[ask.key]
+            if not read.readable:  # said at once, on this ask's box; nothing runs
+                self.set_status(read.problem)
+                return
+            self.answers[ask.key] = event.value
+            if self.ask_index + 1 < len(question.asks):
+                self.ask_index += 1
+                self.show_ask()
+                return
         self.running = True
         self.set_status("Checking your answer…")
-        self.judge_answer(self.questions[self.index], event.value)
+        self.judge_answer(question, event.value if question.check is not None else dict(self.answers))
 
     @work(exclusive=True, group="sandbox", exit_on_error=False)
-    async def judge_answer(self, question: PlacementQuestion, text: str) -> None:
+    async def judge_answer(self, question: PlacementQuestion, text: str | dict[str, str]) -> None:
         try:
             result = await self.app.tutoring.answer_placement(question, text)
         except AnswerError as exc:
             self.set_status(str(exc))
+            self.ask_index, self.answers = 0, {}  # asked again from its first ask
+            self.show_ask()
             return
         finally:
             self.running = False
@@ -113,12 +139,7 @@ class PlacementScreen(Screen):
             if not row.correct and row.why:
                 lines.append(f"   why: {inert(row.why)}\n", style="italic")
         self.query_one("#results", Static).update(lines)
-        if report.passed:
-            self.set_status(f"{report.right}/{report.total} right: module {self.module_id} is open; modules "
-                            f"{', '.join(report.tested_out)} are marked tested out. Escape to go on.")
-        else:
-            self.set_status(f"{report.right}/{report.total} right — not enough to skip ahead this time (a retry "
-                            "asks other questions). Read why above; Escape returns to the map.")
+        self.set_status(placement_summary(report) + " Escape to go on.")
         self.focus()
 
     def action_leave(self) -> None:

@@ -101,7 +101,8 @@ class SelfCheckScreen(Screen):
         self.query_one("#where", Static).update(
             Text(f"{self.module_id} · {inert(slot.title)} — self-check {self.index + 1}/{total}"))
         self.query_one("#question", Markdown).update(inert(check.question))
-        self.query_one("#options", Static).update(Text("\n".join(option_lines(check.options, "  "))))
+        shown = self.app.tutoring.shown_options(self.module_id, check)  # shuffled when due for review
+        self.query_one("#options", Static).update(Text("\n".join(option_lines(shown, "  "))))
         answer = self.query_one("#answer", Input)
         self._draft_of = None if check.is_choice else check
         self._draft_text = self.app.tutoring.self_check_draft(self.module_id, check) if self._draft_of else ""

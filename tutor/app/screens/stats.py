@@ -39,6 +39,7 @@ class StatsScreen(Screen):
             yield DailyChart(stats.daily, id="daily")
             yield Static(Text.assemble(("Recent predictions ", "bold"), ("(● right, ○ wrong): ", "dim"),
                                        history_line(stats.recent) or "none yet"), id="recent")
+            yield Static(Text(stats.first_try_line()), id="first-try")
             modules = Table(title="Per module", expand=True)
             for column in ("module", "drills tried", "right first try", "attempts", "time"):
                 modules.add_column(column)
