@@ -58,3 +58,39 @@ def write_hostile_pack(dst: Path) -> Path:
         'print("transposed")': 'print("transposed\\x1b]52;c;QQ==\\x07\\u202e[@click=app.quit]X[/]")',
     })
     return dst
+
+
+def write_hostile_export(target: Path) -> Path:
+    """A profile export (as `profile export` writes it) for the mini course whose answers, observations,
+    a module id and a timestamp carry ``EVIL``: an export is untrusted like a pack."""
+    from tutor.progress.store import Attempt, ProfileStore
+    from tutor.progress.transfer import export_profile
+
+    store = ProfileStore.open(target.with_suffix(".sqlite"))
+    store.use_course("mini-course")
+    try:
+        for item, answer, right in [("transpose-strides", "(3, 1)" + EVIL, False),
+                                    ("transpose-strides", "(1, 3)", True), ("sum-dtype", EVIL, False)]:
+            store.record(Attempt(module="01", item=item, kind="prediction", correct=right,
+                                 answers={"y.stride()" + EVIL: answer}, observed={"y.stride()": EVIL},
+                                 verdict={}, seconds=12.0, confidence=2))
+        export_profile(store, target)
+    finally:
+        store.close()
+    data = json.loads(target.read_text())
+    data["attempts"][0]["at"] += EVIL
+    data["attempts"][2]["module"] += EVIL
+    target.write_text(json.dumps(data))
+    return target
+
+
+def poison_code(pack: Path) -> Path:
+    """The first drill's code with ``EVIL`` in a comment, for tests that run no snippet (the scripted
+    sandbox knows the mini course's code as it is)."""
+    import yaml
+
+    path = pack / "01_first.yaml"
+    module = yaml.safe_load(path.read_text())
+    module["drills"][0]["code"] = module["drills"][0]["code"].replace("y = x.t()\n", f"y = x.t()  # {EVIL}\n", 1)
+    path.write_text(yaml.safe_dump(module))  # PyYAML writes the escapes as a double-quoted string
+    return pack
