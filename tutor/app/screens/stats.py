@@ -45,7 +45,9 @@ class StatsScreen(Screen):
                 modules.add_column(column)
             for module_id, tally in stats.modules.items():
                 slot = session.slot(module_id)
-                name = f"{module_id} {inert(slot.title)}" if slot else module_id
+                # Text, not str: a Table reads a str cell as markup. The id comes from the profile (an
+                # imported one may name a module this course lacks), so it is made inert like the title.
+                name = Text(inert(f"{module_id} {slot.title}" if slot else module_id))
                 modules.add_row(name, str(tally.drills), _percent(tally.accuracy), str(tally.attempts),
                                 format_duration(tally.seconds))
             yield Static(modules, id="modules-table")
@@ -53,7 +55,7 @@ class StatsScreen(Screen):
             for column in ("concept", "drills tried", "right first try", "attempts"):
                 concepts.add_column(column)
             for concept, tally in stats.concepts.items():
-                concepts.add_row(inert(concept), str(tally.drills), _percent(tally.accuracy), str(tally.attempts))
+                concepts.add_row(Text(inert(concept)), str(tally.drills), _percent(tally.accuracy), str(tally.attempts))
             yield Static(concepts, id="concepts-table")
             lines = stats.calibration_lines()
             calibration = Text("Calibration\n", style="bold")

@@ -15,7 +15,10 @@ from textual.binding import Binding
 from textual.containers import ScrollableContainer
 from textual.geometry import Region
 from textual.widgets import TextArea
+from textual.strip import Strip
 from textual.widgets.text_area import Selection
+
+from tutor.safe_text import inert
 
 INDENT = 4
 DEDENT_AFTER = ("return", "pass", "raise", "break", "continue")
@@ -57,6 +60,16 @@ class CodeEditor(TextArea):
                                  **kwargs)
         editor.indent_width = INDENT
         return editor
+
+    def render_line(self, y: int) -> Strip:
+        """The line as drawn, made inert: the text stays the pack's or the learner's own (it is what
+        runs), but a control character in it (Textual passes C1's CSI, U+009B, and bidi overrides)
+        reaches the terminal as a visible mark, at most as wide as the line was."""
+        strip = super().render_line(y)
+        if all(inert(segment.text) == segment.text for segment in strip):
+            return strip
+        shown = Strip([segment._replace(text=inert(segment.text)) for segment in strip])
+        return shown.crop(0, strip.cell_length)
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter" and not self.read_only:

@@ -12,9 +12,12 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from tutor.safe_text import inert
+
 
 def _syntax(code: str) -> Syntax:
-    return Syntax(code.rstrip("\n"), "python", theme="ansi_dark", background_color="default", word_wrap=True)
+    # A pack's code is shown, not trusted: an escape in it (OSC 52, ESC[2J, RLO) must not reach the terminal.
+    return Syntax(inert(code).rstrip("\n"), "python", theme="ansi_dark", background_color="default", word_wrap=True)
 
 
 class CodeView(Static):
