@@ -208,3 +208,27 @@ async def test_a_reverse_proxys_name_is_allowed_only_when_named(serve_ui, mini_c
             assert page.status == 403
         async with http.get(server.url, headers={**proxied, "Origin": "https://evil.example"}) as page:
             assert page.status == 403
+
+
+@pytest.mark.slow
+async def test_two_servers_on_one_host_keep_their_own_cookies(serve_ui, mini_course_dir):
+    """A browser keeps cookies per host name, not per port: both servers' cookies reach both servers.
+    Each names its cookie after its own token, so neither overwrites the other's, and each accepts
+    only its own."""
+    first, second = (serve_ui("--lessons", str(mini_course_dir), "--trust-lessons", serve_args=("--port", "0"))
+                     for _ in range(2))
+    jar = aiohttp.CookieJar(unsafe=True)  # a browser's jar: it keeps cookies for 127.0.0.1, whatever the port
+    async with aiohttp.ClientSession(cookie_jar=jar) as browser:
+        for server in (first, second):  # the learner opens both printed addresses
+            async with browser.get(server.url, allow_redirects=False) as opened:
+                assert opened.status == 303
+        names = sorted(cookie.key for cookie in jar)
+        assert len(names) == 2 and names[0] != names[1]  # the second did not overwrite the first
+        for server in (first, second):  # both cookies go to each; each finds its own
+            async with browser.get(server.base) as page:
+                assert page.status == 200 and PAGE in await page.text()
+    own = {cookie.key: cookie.value for cookie in jar}
+    other_name = next(name for name, value in own.items() if value == second.token)
+    async with aiohttp.ClientSession() as http:  # the second server's cookie, alone, at the first
+        async with http.get(first.base, headers={"Cookie": f"{other_name}={second.token}"}) as page:
+            assert page.status == 403 and PAGE not in await page.text()
