@@ -1,4 +1,4 @@
-"""The app shows the weakest mechanisms on the stats screen and offers "practise my weak spots" on the
+"""The app shows the weakest mechanisms on the map and the stats screen and offers "practise my weak spots" on the
 review screen, each opening the drill like any other."""
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ async def test_stats_and_review_show_the_weak_spots(make_app, tagged_course):
     record_history(app.session.store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
+        await pilot.pause()
+        on_map = app.screen.query_one("#weakest")
+        assert on_map.display and "still holding: sums become floats" in text_of(on_map)
         app.action_stats()
         await pilot.pause()
         assert isinstance(app.screen, StatsScreen)

@@ -95,25 +95,36 @@ def _tags(course: Course) -> dict[DrillKey, tuple[str, ...]]:
 
 def estimate(course: Course, attempts: list[Attempt]) -> dict[str, Mechanism]:
     """Every tagged mechanism of the course, replayed over ``attempts`` (oldest first)."""
+    tags, mechanisms = mechanisms_of(course)
+    for a in attempts:
+        key = (a.module, a.item)
+        if a.kind not in JUDGED or key not in tags:
+            continue
+        observe(mechanisms, tags[key], key, a.correct, misconceptions_of(a))
+    return mechanisms
+
+
+def mechanisms_of(course: Course) -> tuple[dict[DrillKey, tuple[str, ...]], dict[str, Mechanism]]:
+    """Each tagged drill's mechanisms, and every mechanism at the prior (no attempt yet)."""
     tags = _tags(course)
     mechanisms: dict[str, Mechanism] = {}
     for key, drill_tags in tags.items():
         for tag in drill_tags:
             mechanisms.setdefault(tag, Mechanism(tag)).drills.append(key)
-    for a in attempts:
-        key = (a.module, a.item)
-        if a.kind not in JUDGED or key not in tags:
-            continue
-        revealed = misconceptions_of(a)
-        for tag in tags[key]:
-            mechanism = mechanisms[tag]
-            mechanism.known = update(mechanism.known, a.correct, bool(revealed))
-            mechanism.attempts += 1
-            if a.correct:  # the drill that revealed a misconception, now right: no longer held
-                mechanism.held = {text: where for text, where in mechanism.held.items() if where != key}
-            for text in revealed:
-                mechanism.held[text] = key
-    return mechanisms
+    return tags, mechanisms
+
+
+def observe(mechanisms: dict[str, Mechanism], drill_tags: tuple[str, ...], key: DrillKey, correct: bool,
+            revealed: list[str]) -> None:
+    """One judged attempt on drill ``key`` (``revealed``: the misconceptions its wrong answers matched)."""
+    for tag in drill_tags:
+        mechanism = mechanisms[tag]
+        mechanism.known = update(mechanism.known, correct, bool(revealed))
+        mechanism.attempts += 1
+        if correct:  # the drill that revealed a misconception, now right: no longer held
+            mechanism.held = {text: where for text, where in mechanism.held.items() if where != key}
+        for text in revealed:
+            mechanism.held[text] = key
 
 
 def weakest(mechanisms: dict[str, Mechanism], n: int = WEAKEST) -> list[Mechanism]:
