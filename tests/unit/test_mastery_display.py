@@ -42,3 +42,22 @@ def test_plain_mode_lists_the_weakest_mechanisms_beside_the_modules(tmp_path, ta
 def test_no_history_shows_no_weakest_mechanism(tagged_course, capsys):
     assert main(["--lessons", str(tagged_course), "--profile", "fresh", "stats"]) == 0
     assert "Weakest mechanisms: none yet" in capsys.readouterr().out
+
+
+def test_plain_mode_weak_opens_a_weak_spot_drill(tmp_path, tagged_course, scripted_sandbox):
+    store = ProfileStore.open(tmp_path / "p.sqlite", course="mini-course")
+    record_history(store)
+    out = io.StringIO()
+    session = Session(load_course(tagged_course), store)
+    assert run_plain(session, "default", io.StringIO("weak\n:quit\n"), out, scripted_sandbox) == 0
+    text = out.getvalue()
+    assert "Type 'weak' to practise your weak spots" in text
+    assert "What dtype does summing an int tensor give?" in text[text.index("Module to open"):]
+
+
+def test_plain_mode_weak_without_weak_spots_says_so(tmp_path, tagged_course, scripted_sandbox):
+    store = ProfileStore.open(tmp_path / "p.sqlite", course="mini-course")
+    out = io.StringIO()
+    session = Session(load_course(tagged_course), store)
+    assert run_plain(session, "default", io.StringIO("weak\n:quit\n"), out, scripted_sandbox) == 0
+    assert "No weak spots to practise" in out.getvalue()
