@@ -255,6 +255,7 @@ class PlainTutor(PlainReading):
                     state = self.session.state(slot.id)
                     note = state.reason if state.status in (Status.LOCKED, Status.BROKEN) else state.status.value
                     self.say(f"  {slot.id}  {inert(slot.title)} — {note}")
+                self.say_weakest()
                 listed = True
             try:
                 choice = self.ask(f"Module to open (its number{enter}; :quit to leave) > ", "module").strip()
@@ -263,6 +264,12 @@ class PlainTutor(PlainReading):
                 continue
             if not choice and start is not None:
                 return start
+            if choice.lower() == "weak":  # practise my weak spots: a drill on a mechanism a misconception showed
+                spots = self.session.weak_spots()
+                if spots:
+                    return spots[0]
+                self.say("No weak spots to practise: no misconception of yours is still showing.")
+                continue
             if choice.lower().startswith("test "):  # a test-out of a locked module's prerequisites
                 module_id = self._module_id(choice[5:].strip())
                 if self.test_out(module_id):
@@ -297,6 +304,16 @@ class PlainTutor(PlainReading):
             self.say("Its prerequisites have no questions to test out with.")
             return False
         return PlainPlacement(self, module_id, questions).take()
+
+    def say_weakest(self) -> None:
+        """Beside the module list (plain mode's map): the weakest mechanisms and what would test them."""
+        lines = self.session.weakest_lines()
+        if lines:
+            self.say("Weakest mechanisms (how likely you know each, from your attempts):")
+            for line in lines:
+                self.say(f"  {inert(line)}")
+            if self.session.weak_spots():
+                self.say("Type 'weak' to practise your weak spots (drills on those mechanisms).")
 
     def _module_id(self, choice: str) -> str:
         """The module typed: as it is when the course has that id ("1"), else "1" for "01"."""

@@ -7,7 +7,8 @@ import sys
 from typing import TextIO
 
 from tutor.progress.report import print_progress
-from tutor.progress.stats import BRIER_GLOSS, THINKING_TIME, format_duration, history_line, spark
+from tutor.progress.stats import (BRIER_GLOSS, THINKING_TIME, WEAKEST_GLOSS, format_duration, history_line, spark,
+                                  weakest_lines)
 from tutor.progress.transfer import export_profile, import_profile
 from tutor.safe_text import inert
 from tutor.session import Session
@@ -64,6 +65,12 @@ def print_stats(session: Session, out: TextIO) -> None:
         for concept, tally in stats.concepts.items():
             accuracy = f"{tally.accuracy:.0%}" if tally.accuracy is not None else "—"
             print(f"{concept:<24}{tally.drills:>7}{accuracy:>11}", file=out)
+    print("", file=out)
+    weak = weakest_lines(session.course, stats.weakest)
+    print(f"Weakest mechanisms ({WEAKEST_GLOSS}):" if weak else "Weakest mechanisms: none yet (every mechanism "
+          "you met is mastered, or you have not met one).", file=out)
+    for line in weak:
+        print(f"  {inert(line)}", file=out)
     print("", file=out)
     lines = stats.calibration_lines()
     print("Calibration:" if lines else "Calibration: no predictions with a confidence yet.", file=out)

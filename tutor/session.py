@@ -175,6 +175,21 @@ class Session:
 
         return compute(self.course, self.store.attempts())
 
+    def weakest_lines(self) -> list[str]:
+        """The three weakest mechanisms, the misconceptions still held and the drills that would test them."""
+        from tutor.progress.mastery import estimate, weakest
+        from tutor.progress.stats import weakest_lines
+
+        return weakest_lines(self.course, weakest(estimate(self.course, self.store.attempts())))
+
+    def weak_spots(self) -> list[tuple[str, str]]:
+        """"Practise my weak spots": drills on mechanisms with a misconception still held, in open modules."""
+        from tutor.progress.mastery import estimate, weak_spot_queue
+
+        attempts = self.store.attempts()
+        open_modules = {slot.id for slot in self.course.slots if slot.module is not None and self.can_open(slot.id)}
+        return weak_spot_queue(estimate(self.course, attempts), attempts, open_modules)
+
     # ---------------------------------------------------------------- test-out
 
     def placement_set(self, module_id: str) -> list[PlacementQuestion]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from tutor.course.loader import Course
+from tutor.progress.mastery import Mechanism, estimate, weakest
 from tutor.progress.store import ATTEMPT_NOTE, CONFIDENCE_LEVELS, Attempt, AttemptKind
 from tutor.wording import count
 
@@ -55,6 +56,7 @@ class Stats:
         return (f"Verified drills: {self.verified}, {self.verified_first_try} on the first try "
                 f"({self.first_try_share:.0%}); {self.verified - self.verified_first_try} after a wrong try "
                 "showed the observation.")
+    weakest: list[Mechanism] = field(default_factory=list)  # the least-known mechanisms (tutor/progress/mastery.py)
 
     def calibration_lines(self) -> list[str]:
         lines = []
@@ -116,7 +118,29 @@ def compute(course: Course, attempts: list[Attempt], today: date | None = None) 
     stats.daily = [per_day.get(today - timedelta(days=n), 0) for n in range(DAYS - 1, -1, -1)]
     stats.recent = stats.recent[-40:]
     stats.verified, stats.verified_first_try = len(verified), sum(verified.values())
+    stats.weakest = weakest(estimate(course, attempts))
     return stats
+
+
+# ---------------------------------------------------------------- weakest mechanisms (issue 29)
+
+WEAKEST_GLOSS = "how likely you know each mechanism, from every judged attempt on drills tagged with it"
+
+
+def weakest_lines(course: Course, mechanisms: list[Mechanism]) -> list[str]:
+    """The weakest mechanisms as plain lines: the estimate, each misconception still held, and the
+    drills that would test it (shared by `stats`, the stats screen, the map and plain mode)."""
+    titles = {(m.id, d.id): d.title for m in course.modules() for d in m.drills}
+    lines = []
+    for mechanism in mechanisms:
+        lines.append(f"{mechanism.tag}: about {mechanism.known:.0%} known ({count(mechanism.attempts, 'attempt')})")
+        for text in sorted(mechanism.held):
+            lines.append(f"  still holding: {' '.join(text.split())}")
+        if mechanism.held:
+            tests = ", ".join(f"{module} {' '.join(titles.get((module, drill), drill).split())}"
+                              for module, drill in mechanism.testing_drills())
+            lines.append(f"  would test it: {tests}")
+    return lines
 
 
 def spark(values: list[int]) -> str:

@@ -93,6 +93,9 @@ class MapScreen(Screen):
             with Vertical(id="map-left"):
                 yield Input(placeholder="/ to search modules by number or title", id="search")
                 yield OptionList(id="modules")
+                weakest = Static(id="weakest")
+                weakest.display = False  # shown after the first frame, when the learner has weak spots
+                yield weakest
             with VerticalScroll(id="details-scroll"):  # Tab reaches it; arrows and PageDown scroll a long intro
                 yield Static(id="details")
         yield key_footer()
@@ -101,6 +104,16 @@ class MapScreen(Screen):
         """Filled in each time the map comes back, the first time included (once: the option list
         measures every line it is given, so a second fill before the first frame is not free)."""
         self.refresh_map()
+        self.app.after_first_frame(self._show_weakest)  # the estimate replays the history: not before the frame
+
+    def _show_weakest(self) -> None:
+        """The three weakest mechanisms under the list (hidden while there are none)."""
+        lines = self.app.session.weakest_lines()
+        weakest = self.query_one("#weakest", Static)
+        weakest.display = bool(lines)
+        if lines:
+            weakest.update(Text.assemble(("Weakest mechanisms\n", "bold"),
+                                         "\n".join(inert(line) for line in lines)))
 
     def action_search(self) -> None:
         self.query_one("#search", Input).focus()

@@ -12,7 +12,8 @@ from textual.widgets import Header, Static
 
 from tutor.app.widgets.footer import key_footer
 from tutor.app.widgets.daily_chart import DailyChart
-from tutor.progress.stats import BRIER_GLOSS, DAYS, THINKING_TIME, format_duration, history_line
+from tutor.progress.stats import (BRIER_GLOSS, DAYS, THINKING_TIME, WEAKEST_GLOSS, format_duration, history_line,
+                                  weakest_lines)
 from tutor.safe_text import inert
 
 
@@ -57,6 +58,11 @@ class StatsScreen(Screen):
             for concept, tally in stats.concepts.items():
                 concepts.add_row(Text(inert(concept)), str(tally.drills), _percent(tally.accuracy), str(tally.attempts))
             yield Static(concepts, id="concepts-table")
+            weak = Text("Weakest mechanisms\n", style="bold")
+            weak.append(f"{WEAKEST_GLOSS}\n", style="dim")
+            weak.append("\n".join(inert(line) for line in weakest_lines(session.course, stats.weakest))
+                        or "None yet: every mechanism you met is mastered, or you have not met one.")
+            yield Static(weak, id="weakest")
             lines = stats.calibration_lines()
             calibration = Text("Calibration\n", style="bold")
             if not lines:
