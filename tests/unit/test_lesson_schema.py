@@ -132,3 +132,17 @@ def test_the_builtin_course_loads_with_kinds():
     kinds = {d.kind for m in course.modules() for d in m.drills}
     # the first-divergence drills of issue 14 are being written; tests/fixtures/divergence_course has some
     assert kinds | {DrillKind.FIRST_DIVERGENCE} == set(DrillKind)
+
+
+def test_a_wrong_submission_may_replace_a_stage_it_uses_but_no_other_module(tmp_path):
+    # the learner's mistake can sit in the earlier stage this lab extends (35's model.py): declarable
+    chained = LAB.replace("id: lab1", "id: lab2").replace("    prompt: Write double(x).\n",
+                                                         "    prompt: Use it.\n    uses: [{lab: lab1, as: doubler}]\n")
+    stage = chained.replace("      - code: |\n", "      - files: {doubler: \"def double(x):\\n    return x\\n\"}\n"
+                                                 "        code: |\n")
+    _module, errors = load(tmp_path, LAB + stage)
+    assert not [e for e in errors if "wrong_submissions" in e.field], errors
+    stray = stage.replace("files: {doubler:", "files: {elsewhere:")
+    _module, errors = load(tmp_path, LAB + stray)
+    refused = [e.message for e in errors if "wrong_submissions" in e.field]
+    assert refused == ["a wrong submission replaces 'elsewhere', which is not one of the lab's `files:` or `uses:` stages"]

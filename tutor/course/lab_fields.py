@@ -196,11 +196,15 @@ def lab_rules(reader: Reader, data: MarkedDict, path: str, values: dict[str, Any
         if wrong.test and wrong.test not in names:
             reader.error(mark, where, f"no test named {wrong.test!r} (this lab's: {', '.join(sorted(names))})")
     lab_files = {f.name for f in values.get("files", ())}
+    # a stage (`uses:`) is the learner's own earlier file, so a wrong submission may replace it too:
+    # the mistake can sit in the stage this lab asks the learner to extend (35's model.py)
+    replaceable = lab_files | {u.name for u in values.get("uses", ())}
     for wrong in values.get("wrong_submissions", ()):
         for name, _code in wrong.files:
-            if name not in lab_files:
+            if name not in replaceable:
                 reader.error(data.mark, join(path, "wrong_submissions"),
-                             f"a wrong submission replaces {name!r}, which is not one of the lab's `files:`")
+                             f"a wrong submission replaces {name!r}, which is not one of the lab's `files:` "
+                             "or `uses:` stages")
     taken = lab_files | {u.name for u in values.get("uses", ())}
     if len(taken) < len(values.get("files", ())) + len(values.get("uses", ())):
         reader.error(data.mark, path, "a lab's `files:` and `uses:` must have different module names")
