@@ -51,6 +51,4 @@ def test_check_proves_each_wrong_fix_and_names_each_one_that_is_not_rejected_as_
     assert ("wrong fix 5 (rejected, but not with the words declared): the learner is told 'line 1: one mean per "
             "row, in a 1-D tensor', which does not say 'two means'") in out
     assert "wrong fix 1 " not in out and "wrong fix 2 " not in out  # the two real ones are proved
-
-    code, out = run_check(tmp_path / "ok", REPAIR + SECOND, capsys)
-    assert code == 0, out
+    # (a repair whose wrong fixes all hold passes check: tests/test_scaffold.py, whose repair declares two)
