@@ -125,6 +125,10 @@ async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> Dri
                 problems.append(f"solution's check {fixed_obs.check}: {fixed_obs.check_text}")
             problems.extend(f"solution fence rule: {f}" for f in fixed_obs.fence)
             observed["the solution's check"] = fixed_obs.check
+        if drill.wrong_submissions:  # each wrong fix rejected by the check, with the words it pins
+            from tutor.judge.repair_check import wrong_fix_problems
+
+            problems.extend(await wrong_fix_problems(drill, service, observed))
     if drill.check.strip():
         observed["the check"] = obs.check
     if problems:

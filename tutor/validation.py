@@ -91,7 +91,7 @@ def validate(paths: Iterable[Path], out: TextIO) -> int:
     elapsed = time.perf_counter() - started
     status = "ok" if not errors else count(len(errors), "error")
     status += f", {count(len(warnings), 'giveaway warning')}" if warnings else ""
-    status += f", {count(len(thin), 'lab')} with fewer than {MIN_WRONG_SUBMISSIONS} wrong submissions" if thin else ""
+    status += _thin_summary([m for t in targets for m in t.modules])
     print(f"validate: {status} — {count(modules, 'module')}, {count(drills, 'drill')}, {count(checks, 'self-check')} "
           f"in {elapsed:.2f} s", file=out)
     return 1 if errors else 0
@@ -101,16 +101,31 @@ MIN_WRONG_SUBMISSIONS = 2  # the rustlings/Exercism rule: a grader is worth what
 
 
 def thinly_proved_labs(modules: Iterable[Module]) -> list[str]:
-    """A warning for each lab that declares fewer than two wrong submissions.
+    """A warning for each lab or repair that declares fewer than two wrong submissions.
 
-    A warning, not an error: a pack written before the rule still validates. Repairs are not
-    counted: the format has no way yet for a repair to declare wrong fixes.
+    A warning, not an error: a pack written before the rule still validates (and format 1,
+    which has no `wrong_submissions:`, is warned too: the remedy is format 2).
     """
-    return [f"{module.file}:{drill.line}: warning: drill {drill.id!r}: a lab with "
+    return [f"{module.file}:{drill.line}: warning: drill {drill.id!r}: a {drill.kind.value} with "
             f"{count(len(drill.wrong_submissions), 'wrong submission')}: declare at least {MIN_WRONG_SUBMISSIONS} "
-            f"(`wrong_submissions:`), mistakes learners make, so that `check` proves the tests reject them"
+            f"(`wrong_submissions:`), mistakes learners make, so that `check` proves the "
+            f"{'tests reject' if drill.is_exercise else 'check rejects'} them"
             for module in modules for drill in module.drills
-            if drill.is_exercise and len(drill.wrong_submissions) < MIN_WRONG_SUBMISSIONS]
+            if _proved_by_wrong_submissions(drill) and len(drill.wrong_submissions) < MIN_WRONG_SUBMISSIONS]
+
+
+def _proved_by_wrong_submissions(drill) -> bool:
+    """Labs and repairs (a first-divergence drill proves its wrong answers from traces instead)."""
+    return drill.is_exercise or (drill.is_repair and not drill.is_first_divergence)
+
+
+def _thin_summary(modules: list[Module]) -> str:
+    """``1 lab, 3 repairs with fewer than 2 wrong submissions`` (empty when none)."""
+    thin = [d for m in modules for d in m.drills
+            if _proved_by_wrong_submissions(d) and len(d.wrong_submissions) < MIN_WRONG_SUBMISSIONS]
+    labs = sum(1 for d in thin if d.is_exercise)
+    parts = [count(n, what) for n, what in ((labs, "lab"), (len(thin) - labs, "repair")) if n]
+    return f", {', '.join(parts)} with fewer than {MIN_WRONG_SUBMISSIONS} wrong submissions" if parts else ""
 
 
 def unreadable_wrong_answers(modules: Iterable[Module]) -> list[str]:

@@ -66,7 +66,8 @@ DRILL_FIELDS: tuple[FieldSpec, ...] = (
     # labs, format 2 (lab_fields.py reads them)
     _f("tests", "tests", allowed={LAB}, since=2),
     _f("rules", "rules", allowed={LAB}, since=2),
-    _f("wrong_submissions", "wrong_submissions", allowed={LAB}, since=2),
+    # labs and repairs: a repair's wrong fixes (repair_rules in lab_fields.py)
+    _f("wrong_submissions", "wrong_submissions", allowed={LAB, REPAIR}, since=2),
     _f("files", "files", allowed={LAB}, since=2),
     _f("uses", "uses", allowed={LAB}, since=2),
     _f("show_tests", "flag", allowed={LAB}, since=2),

@@ -208,3 +208,22 @@ def lab_rules(reader: Reader, data: MarkedDict, path: str, values: dict[str, Any
     taken = lab_files | {u.name for u in values.get("uses", ())}
     if len(taken) < len(values.get("files", ())) + len(values.get("uses", ())):
         reader.error(data.mark, path, "a lab's `files:` and `uses:` must have different module names")
+
+
+def repair_rules(reader: Reader, data: MarkedDict, path: str, values: dict[str, Any]) -> None:
+    """A repair's wrong fix is rejected by the repair's one `check:`, with words it pins (`says:`).
+
+    A repair has no named tests and no other files: each wrong fix is the code a learner would
+    submit (``code:``, or ``change:`` edits of the solution), and ``check`` proves that the check's
+    own assertion rejects it with ``says`` in its message.
+    """
+    for i, (wrong, (mark, where)) in enumerate(zip(values.get("wrong_submissions", ()),
+                                                   values.get("_test_marks", ()))):
+        if wrong.test and wrong.test != CHECK_TEST:
+            reader.error(mark, where, f"a repair is graded by its `check:`: write `test: {CHECK_TEST}`, "
+                                      f"not {wrong.test[:40]!r}")
+        item = join(path, "wrong_submissions") + f"[{i}]"
+        if not wrong.says.strip():
+            reader.error(mark, item, "say which words of the check's message reject this fix (`says:`)")
+        if wrong.files:
+            reader.error(mark, item, "a repair has one file: give the wrong fix as `code:` or `change:`, not `files:`")

@@ -168,6 +168,8 @@ def _cross_field_rules(reader: Reader, data: MarkedDict, path: str, kind: DrillK
                      "a repair drill needs a `check` that the solution passes and the code fails")
     if kind is DrillKind.LAB:
         lab_fields.lab_rules(reader, data, path, values)
+    if kind is DrillKind.REPAIR:
+        lab_fields.repair_rules(reader, data, path, values)
     if kind is DrillKind.FIRST_DIVERGENCE:
         divergence_fields.divergence_rules(reader, data, path, values)
 

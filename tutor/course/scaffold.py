@@ -153,6 +153,21 @@ drills:
     wrong_answers:
       - answer: "(2,)"
         misconception: keepdim only changes anything for 1-D tensors
+    # Fixes learners write that patch the symptom, as edits of the solution: `check` proves the
+    # check rejects each with `says:` in its message; `validate` warns on a repair with fewer than two.
+    wrong_submissions:
+      - change:
+          - from: "x.mean(dim=1)"
+            to: "x.mean(dim=1, keepdim=True).T"
+        test: check
+        says: "one mean per row, in a 1-D tensor"
+        misconception: transposing the column of means makes it a row; it is still 2-D, shape (1, 2)
+      - change:
+          - from: "x.mean(dim=1)"
+            to: "x.mean(dim=0)"
+        test: check
+        says: "one mean per row"
+        misconception: dim names the dimension that is kept; it is the one that is reduced away
 
   # A lab: the learner writes code in their own editor from `starter`; every save runs the
   # `probe` in the learner's process and the `check` in a fresh one that receives only what
