@@ -140,3 +140,24 @@ def test_format_2_files_keep_double_braces_as_python(tmp_path):
     text = text.replace('d = {"a": 1}', 'label = f"{{literal}}"').replace("{{rows}}", "2").replace(
         "{{cols}}", "3").replace("{{dim}}", "0")
     assert _load(tmp_path, text)[1] == []
+
+
+@pytest.mark.slow
+def test_check_proves_every_sampled_instance_and_refuses_a_variant_that_changes_nothing(tmp_path, capsys):
+    """One `check` run (one sandbox start) over three packs: a good variant, one whose answers never move,
+    and one whose claim fails on a single instance (named in the report)."""
+    good = DRILL.replace("    code: |", "    setup: import torch\n    code: |")
+    same = good.replace("module: vtest", "module: vsame").replace("sum(dim={{dim}})", "sum(dim={{dim}}).sum()")
+    failing = good.replace("module: vtest", "module: vfail").replace(
+        "    ask:", '    check: assert {{rows}} < 4, "too many rows"\n    ask:')
+    paths = []
+    for name, text in (("good", good), ("same", same), ("fail", failing)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "m.yaml").write_text(text, encoding="utf-8")
+        paths.append(str(tmp_path / name / "m.yaml"))
+    rc = main(["check", *paths])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "ok   vtest/shape" in out
+    assert "FAIL vsame/shape" in out and "all observe the same answers" in out
+    assert "FAIL vfail/shape" in out and "instance rows=4, cols=" in out and "too many rows" in out

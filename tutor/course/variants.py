@@ -217,6 +217,11 @@ def _corners(reader: Reader, block: MarkedDict, where: str, params, instances) -
 
 # ---------------------------------------------------------------- placeholders and rendering
 
+def instance_text(instance: Instance) -> str:
+    """How an instance is named in a report: ``rows=2, cols=5``."""
+    return ", ".join(f"{name}={_shown(value)}" for name, value in instance)
+
+
 def placeholders(text: str) -> set[str]:
     return set(PLACEHOLDER.findall(text or ""))
 
@@ -272,7 +277,11 @@ def present_drill_instance(drill, seed: int | None):
     spec = drill.variants
     if spec is None:
         return drill
-    instance = spec.draw(seed) if seed is not None else (spec.corners or spec.instances)[0]
+    return present_instance(drill, spec.draw(seed) if seed is not None else (spec.corners or spec.instances)[0])
+
+
+def present_instance(drill, instance: Instance):
+    """The drill rendered for one given instance (``check`` runs corners and a sample this way)."""
     r = lambda text: render(text, instance)  # noqa: E731
     asks = tuple(replace(a, expr=r(a.expr) if a.expr else a.expr, question=r(a.question),
                          options=tuple(map(r, a.options))) for a in drill.asks)
