@@ -161,3 +161,12 @@ def test_check_proves_every_sampled_instance_and_refuses_a_variant_that_changes_
     assert "ok   vtest/shape" in out
     assert "FAIL vsame/shape" in out and "all observe the same answers" in out
     assert "FAIL vfail/shape" in out and "instance rows=4, cols=" in out and "too many rows" in out
+
+
+def test_a_variant_drill_loads_as_its_base_instance_and_redraws_from_its_template(tmp_path):
+    drill = _load(tmp_path, DRILL)[0].drills[0]
+    assert drill.instance == (("rows", 2), ("cols", 5), ("dim", 0))  # the corner: paths that never draw run real code
+    assert "{{" not in drill.code + drill.prompt and "reshape(2, 5)" in drill.code
+    other = next(present_drill_instance(drill, s) for s in range(50)
+                 if present_drill_instance(drill, s).instance != drill.instance)
+    assert "{{" not in other.code and present_drill_instance(other, 3) == present_drill_instance(drill, 3)

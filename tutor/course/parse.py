@@ -128,7 +128,7 @@ def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, 
     if len(reader.errors) > before:
         return None
     drill_id = values["id"]
-    return Drill(
+    drill = Drill(
         id=drill_id,
         title=values.get("title") or drill_id.replace("-", " "),
         prompt=values["prompt"],
@@ -161,6 +161,7 @@ def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, 
         views=values.get("views", ()),
         variants=values.get("variants"),
     )
+    return variants.present_drill_instance(drill, None)  # a variant drill loads as its base instance
 
 
 def _cross_field_rules(reader: Reader, data: MarkedDict, path: str, kind: DrillKind, values: dict) -> None:

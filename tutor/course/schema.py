@@ -211,6 +211,9 @@ class Drill:
     # and an attempt sees variants.present_drill_instance(drill, seed), whose `instance` says what was drawn
     variants: "Variants | None" = field(default=None, compare=False)
     instance: tuple = ()
+    # a variant drill as loaded is its base instance (so every path that never draws still runs real code);
+    # `template` keeps the unrendered texts that present_drill_instance renders for another instance
+    template: "Drill | None" = field(default=None, compare=False, repr=False)
 
     @property
     def is_exercise(self) -> bool:

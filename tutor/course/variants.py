@@ -270,9 +270,9 @@ def present_drill_instance(drill, seed: int | None):
     """The drill an attempt with ``seed`` shows and runs: every text rendered for the drawn instance.
 
     Ask keys stay the base drill's (progress rows, wrong answers and misconceptions refer to
-    them), so matching works on an instance as on the base drill. A drill without variants,
-    or ``seed`` None with variants (the first corner, else the first instance: what the
-    syntax check saw), comes back for its base instance.
+    them), so matching works on an instance as on the base drill. A drill without variants
+    comes back as it is; ``seed`` None gives the base instance (the first corner, else the
+    first instance: what the syntax check saw, and what the loader hands every other path).
     """
     spec = drill.variants
     if spec is None:
@@ -282,10 +282,12 @@ def present_drill_instance(drill, seed: int | None):
 
 def present_instance(drill, instance: Instance):
     """The drill rendered for one given instance (``check`` runs corners and a sample this way)."""
+    drill = drill.template or drill
     r = lambda text: render(text, instance)  # noqa: E731
     asks = tuple(replace(a, expr=r(a.expr) if a.expr else a.expr, question=r(a.question),
                          options=tuple(map(r, a.options))) for a in drill.asks)
     wrong = tuple(replace(w, answer=r(w.answer), misconception=r(w.misconception)) for w in drill.wrong_answers)
     return replace(drill, prompt=r(drill.prompt), code=r(drill.code), setup=r(drill.setup), check=r(drill.check),
                    solution=r(drill.solution), probe=r(drill.probe), explanation=r(drill.explanation),
-                   hints=tuple(map(r, drill.hints)), asks=asks, wrong_answers=wrong, instance=instance)
+                   hints=tuple(map(r, drill.hints)), asks=asks, wrong_answers=wrong, instance=instance,
+                   template=drill)
