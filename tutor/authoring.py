@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Sequence, TextIO
 from tutor.course import grants
 from tutor.course.giveaway import course_giveaways
 from tutor.course.schema import Drill, Module
+from tutor.course.variants import instance_text, present_instance
 from tutor.grading import describe_error
 from tutor.judge import judge
 from tutor.judge.kinds import form_examples
@@ -47,8 +48,38 @@ def _examples_answering(ask, described) -> list[str]:
             f"tutor/judge/kinds.py" for example in form_examples(ask.kind) if judge(ask, example, described).correct]
 
 
+VARIANT_SAMPLE = 3  # instances `check` draws beyond a variant drill's corners (PYTORCH_TUTOR_VARIANT_SAMPLE)
+VARIANT_SEED = 29  # fixed: a check reruns the same instances, so a failure reproduces
+
+
+def variant_sample() -> int:
+    raw = os.environ.get("PYTORCH_TUTOR_VARIANT_SAMPLE", "")
+    return int(raw) if raw.isdigit() else VARIANT_SAMPLE
+
+
 async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> DrillReport:
     """Run one drill and prove each of its claims; return what failed.
+
+    A drill with variants is proved on every corner and a seeded sample of instances, each
+    rendered as a learner would see it; one whose instances all observe the same answers is
+    refused (a variant that changes nothing tests nothing new).
+    """
+    if drill.variants is None:
+        return await _check_instance(module, drill, sandbox)
+    instances = drill.variants.sample(VARIANT_SEED, variant_sample())
+    reports = [await _check_instance(module, present_instance(drill, i), sandbox) for i in instances]
+    problems = [f"instance {instance_text(i)}: {p}" for i, r in zip(instances, reports) for p in r.problems]
+    answers = {tuple(sorted(r.observed.items())) for r in reports}
+    if not problems and len(answers) < 2:
+        problems.append(f"the {len(instances)} instances checked all observe the same answers: "
+                        "a variant must change what the learner predicts")
+    first = reports[0]
+    return DrillReport(module.id, drill.id, sum(r.seconds for r in reports), problems, first.kind, first.observed,
+                       first.described, first.why)
+
+
+async def _check_instance(module: Module, drill: Drill, sandbox: SandboxPort) -> DrillReport:
+    """Run one drill (one instance of a variant drill) and prove each of its claims; return what failed.
 
     The runs go through the same tutoring service as a learner's, with recording off.
     """

@@ -110,8 +110,8 @@ def test_long_timeout_needs_a_reason(tmp_path):
 
 
 def test_format_version_mismatch(tmp_path):
-    error = only_error(write_module(tmp_path, module_text().replace("format_version: 1", "format_version: 3")))
-    assert error.field == "format_version" and "3" in error.message
+    error = only_error(write_module(tmp_path, module_text().replace("format_version: 1", "format_version: 4")))
+    assert error.field == "format_version" and "4" in error.message
 
 
 def test_anchors_and_aliases_are_refused_quickly():

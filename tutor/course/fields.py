@@ -7,7 +7,7 @@ is named by ``read`` (see ``parse.READERS``).
 
 Format 1 has no ``kind:``: a drill with a ``starter`` is a lab, one with a
 ``solution`` is a repair, anything else a prediction. Format 2 says ``kind:``
-(``prediction`` when absent), and adds module ``setup`` and the lab extensions.
+(``prediction`` when absent), and adds module ``setup`` and the lab extensions. Format 3 adds a drill's ``variants``.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ def _f(key: str, read: str, required=(), allowed=ALL, since: int = 1) -> FieldSp
 DRILL_FIELDS: tuple[FieldSpec, ...] = (
     _f("id", "id", required=ALL),
     _f("kind", "kind", since=2),
+    # format 3: parameters that vary the drill, read before every text that names them (variants.py)
+    _f("variants", "variants", allowed=PREDICTS | TRACED, since=3),
     _f("title", "optional_text"),
     _f("tags", "texts"),
     _f("prompt", "text", required=ALL),
@@ -75,7 +77,7 @@ DRILL_FIELDS: tuple[FieldSpec, ...] = (
 DRILL_KEYS = {spec.key: spec for spec in DRILL_FIELDS}
 
 MODULE_REQUIRED = {"format_version", "module", "drills"}
-MODULE_OPTIONAL = {1: {"intro", "self_check"}, 2: {"intro", "self_check", "setup"}}
+MODULE_OPTIONAL = {1: {"intro", "self_check"}, 2: {"intro", "self_check", "setup"}, 3: {"intro", "self_check", "setup"}}
 
 ASK_REQUIRED, ASK_OPTIONAL = {"kind"}, {"expr", "id", "question", "options", "tolerance", "match", "pattern",
                                         "view", "of"}  # view/of: format 2 (view_fields.py)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from tutor.course import data_files, divergence_fields, fields, lab_fields, view_fields
+from tutor.course import data_files, divergence_fields, fields, lab_fields, variants, view_fields
 from tutor.course.errors import LessonError
 from tutor.course.reader import Reader, join, type_name
 from tutor.course.schema import (DEFAULT_TIMEOUT, ERROR_ASK_KEY, MAX_TIMEOUT, READABLE_VERSIONS, Ask, Drill, DrillKind,
@@ -110,15 +110,25 @@ def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, 
         return None
 
     values: dict[str, Any] = {}
-    for spec in fields.DRILL_FIELDS:
-        if spec.key in item:
-            values[spec.key] = READERS[spec.read](reader, item, spec.key, path, values)
+    try:
+        for spec in fields.DRILL_FIELDS:
+            if spec.key in item:
+                values[spec.key] = READERS[spec.read](reader, item, spec.key, path, values)
+                if spec.key == "variants" and values[spec.key] is not None:  # the code compiles as its first instance
+                    reader.instance = (values[spec.key].corners or values[spec.key].instances)[0]
+    finally:
+        reader.instance = ()
+    # format 3 only: in a file of format 1 or 2, `{{x}}` is plain Python (an f-string's brace) and stays unchecked
+    if version >= 3 and ("variants" not in item or values.get("variants") is not None):
+        for field, message in variants.placeholder_problems(values, values.get("variants")):
+            key = field.split("[")[0] if field.split("[")[0] in item else "variants"
+            reader.error(reader.key_mark(item, key), join(path, field), message)
     _cross_field_rules(reader, item, path, kind, values)
     view_fields.version_problems(reader, item, path, version)
     if len(reader.errors) > before:
         return None
     drill_id = values["id"]
-    return Drill(
+    drill = Drill(
         id=drill_id,
         title=values.get("title") or drill_id.replace("-", " "),
         prompt=values["prompt"],
@@ -149,7 +159,9 @@ def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, 
         data=values.get("data", ()),
         divergence=divergence_fields.build(values),
         views=values.get("views", ()),
+        variants=values.get("variants"),
     )
+    return variants.present_drill_instance(drill, None)  # a variant drill loads as its base instance
 
 
 def _cross_field_rules(reader: Reader, data: MarkedDict, path: str, kind: DrillKind, values: dict) -> None:
@@ -263,6 +275,7 @@ READERS: dict[str, Callable[[Reader, MarkedDict, str, str, dict], Any]] = {
     "data": data_files.read_names,
     **divergence_fields.READERS,
     "views": view_fields.read_views,
+    "variants": variants.read_variants,
 }
 
 

@@ -23,6 +23,8 @@ class Reader:
 
     filename: str
     errors: list[LessonError] = field(default_factory=list)
+    # A drill with variants: the instance its code is compiled as (``{{name}}`` replaced), see variants.py
+    instance: tuple = ()
 
     def error(self, mark: Mark, path: str, message: str) -> None:
         self.errors.append(LessonError(self.filename, mark[0], mark[1], path, message))
@@ -89,7 +91,7 @@ class Reader:
         source = self.text(data, key, path, default="")
         if source.strip():
             try:
-                compile(source, f"<{key}>", mode)
+                compile(self._rendered(source), f"<{key}>", mode)
             except SyntaxError as exc:
                 line, col = self.key_mark(data, key)
                 # A block scalar's text starts on the line after its key.
@@ -98,6 +100,13 @@ class Reader:
                     LessonError(self.filename, line + offset, col, join(path, key), f"Python syntax error: {exc.msg}")
                 )
         return source
+
+    def _rendered(self, source: str) -> str:
+        if not self.instance:
+            return source
+        from tutor.course.variants import render  # variants.py reads with this class
+
+        return render(source, self.instance)
 
     def number(self, data: MarkedDict, key: str, path: str, low: float, high: float, what: str) -> float | None:
         """A number in ``low < x <= high`` (``None`` when absent or wrong, the error recorded)."""

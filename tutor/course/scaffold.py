@@ -99,12 +99,17 @@ drills:
     kind: prediction
     title: Summing an integer tensor          # names the topic, not the result
     tags: [dtypes, reductions]                # concept tags for the stats screen
+    # Variants (format 3): each attempt draws an instance, and every text below names it as
+    # {{{{n}}}}; `check` runs several instances and refuses a variant whose answers never move.
+    variants:
+      params:
+        n: {{range: [3, 9]}}
     prompt: |
-      `t = torch.tensor([1, 2, 3])`. What dtype does `t.sum()` have, and what value?
+      `t = torch.arange(1, {{{{n}}}} + 1)`. What dtype does `t.sum()` have, and what value?
     setup: |
       import torch
     code: |
-      t = torch.tensor([1, 2, 3])
+      t = torch.arange(1, {{{{n}}}} + 1)
       s = t.sum()
     ask:
       - expr: s.dtype                         # evaluated after the code; parsed as `kind`
@@ -113,7 +118,7 @@ drills:
         kind: int
     explanation: |
       Sums of integer tensors accumulate in int64, so they stay integers and do not overflow
-      small integer types; the value is 6.
+      small integer types; the value is 1 + 2 + ... + {{{{n}}}}.
     hints:                                    # in tiers: gentle first, nearly the answer last
       - Does adding whole numbers ever need a fractional part?
       - Integer reductions keep an integer dtype, the widest one.

@@ -11,12 +11,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from tutor.course.divergence_fields import FirstDivergence
 from tutor.course.reader import ID_RULE
 
-FORMAT_VERSION = 2  # what this tutor writes and documents
-READABLE_VERSIONS = (1, 2)  # format 1 (kinds inferred, no lab extensions) still loads unchanged
+if TYPE_CHECKING:
+    from tutor.course.variants import Variants
+
+FORMAT_VERSION = 3  # what this tutor writes and documents
+# format 1 (kinds inferred, no lab extensions) and 2 (no variants) still load unchanged
+READABLE_VERSIONS = (1, 2, 3)
 DEFAULT_TIMEOUT = 10.0
 MAX_TIMEOUT = 120.0
 ERROR_ASK_KEY = "raises"  # the key of an ask that observes the code's own exception
@@ -202,6 +207,13 @@ class Drill:
     helpers: tuple[tuple[str, str], ...] = ()
     stages: tuple[Stage, ...] = ()
     divergence: FirstDivergence | None = None  # a first-divergence drill's contracts, stages and answer
+    # format 3: the parameters that vary the drill (variants.Variants); its texts then name them as {{name}}
+    # and an attempt sees variants.present_drill_instance(drill, seed), whose `instance` says what was drawn
+    variants: "Variants | None" = field(default=None, compare=False)
+    instance: tuple = ()
+    # a variant drill as loaded is its base instance (so every path that never draws still runs real code);
+    # `template` keeps the unrendered texts that present_drill_instance renders for another instance
+    template: "Drill | None" = field(default=None, compare=False, repr=False)
 
     @property
     def is_exercise(self) -> bool:

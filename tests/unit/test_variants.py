@@ -1,0 +1,172 @@
+"""Drill variants (format 3): the `variants:` block read at file:line, safe constraints, seeded instances."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tutor.cli import main
+from tutor.course.loader import load_module_file
+from tutor.course.variants import present_drill_instance
+
+DRILL = """\
+format_version: 3
+module: vtest
+drills:
+  - id: shape
+    variants:
+      params:
+        rows: [2, 3, 4]
+        cols: {range: [2, 6]}
+        dim: [0, 1]
+      where: "rows != cols"
+      corners: [{rows: 2, cols: 5, dim: 0}]
+    prompt: A {{rows}}x{{cols}} tensor summed over dim {{dim}}.
+    code: |
+      x = torch.arange({{rows}} * {{cols}}).reshape({{rows}}, {{cols}})
+      y = x.sum(dim={{dim}})
+      d = {"a": 1}
+    ask:
+      - expr: y.shape
+        kind: shape
+    explanation: Summing over dim {{dim}} removes that dimension.
+    hints: [Which dimension goes away?]
+    wrong_answers:
+      - answer: "({{rows}}, {{cols}})"
+        misconception: sum keeps dim {{dim}}
+"""
+
+
+def _load(tmp_path: Path, text: str):
+    path = tmp_path / "m.yaml"
+    path.write_text(text, encoding="utf-8")
+    return load_module_file(path)
+
+
+def _validate(tmp_path: Path, text: str, capsys) -> tuple[int, str]:
+    path = tmp_path / "m.yaml"
+    path.write_text(text, encoding="utf-8")
+    rc = main(["validate", str(path)])
+    captured = capsys.readouterr()
+    return rc, captured.out + captured.err
+
+
+def test_instances_respect_params_constraint_and_corners(tmp_path):
+    module, errors = _load(tmp_path, DRILL)
+    assert errors == []
+    spec = module.drills[0].variants
+    assert len(spec.instances) == 3 * 5 * 2 - 3 * 2  # rows == cols excluded for 2, 3, 4
+    assert all(dict(i)["rows"] != dict(i)["cols"] for i in spec.instances)
+    assert spec.corners == ((("rows", 2), ("cols", 5), ("dim", 0)),)
+    sample = spec.sample(seed=7, count=3)
+    assert sample[0] == spec.corners[0] and len(set(sample)) == 4
+
+
+def test_an_attempt_sees_every_text_rendered_for_its_seed(tmp_path):
+    drill = _load(tmp_path, DRILL)[0].drills[0]
+    seen = set()
+    for seed in range(40):
+        shown = present_drill_instance(drill, seed)
+        assert shown == present_drill_instance(drill, seed)  # the recorded seed gives the same instance back
+        rows, cols, dim = (dict(shown.instance)[k] for k in ("rows", "cols", "dim"))
+        assert shown.prompt == f"A {rows}x{cols} tensor summed over dim {dim}."
+        assert f"reshape({rows}, {cols})" in shown.code and f"sum(dim={dim})" in shown.code
+        assert 'd = {"a": 1}' in shown.code  # Python's own braces are untouched
+        assert shown.explanation == f"Summing over dim {dim} removes that dimension."
+        assert shown.wrong_answers[0].answer == f"({rows}, {cols})"
+        assert shown.asks[0].key == drill.asks[0].key  # progress and misconception matching keep their key
+        assert "{{" not in shown.code + shown.prompt + shown.explanation
+        seen.add(shown.instance)
+    assert len(seen) > 5
+
+
+def test_a_drill_without_variants_is_presented_unchanged(tmp_path):
+    text = DRILL.replace(DRILL[DRILL.index("    variants:"):DRILL.index("    prompt:")], "")
+    text = text.replace("{{rows}}", "2").replace("{{cols}}", "3").replace("{{dim}}", "0")
+    drill = _load(tmp_path, text)[0].drills[0]
+    assert drill.variants is None and present_drill_instance(drill, 5) is drill
+
+
+def test_validate_reports_undeclared_and_unused_parameters_at_file_line(tmp_path, capsys):
+    text = DRILL.replace("dim: [0, 1]", "dim: [0, 1]\n        step: [1, 2]").replace(
+        "explanation: Summing over dim {{dim}}", "explanation: Summing over dim {{dimm}}").replace(
+        "dim: 0}]", "dim: 0, step: 1}]")
+    rc, out = _validate(tmp_path, text, capsys)
+    assert rc == 1
+    assert "m.yaml:21:" in out and "`{{dimm}}` names no parameter" in out
+    assert "parameter 'step' is used nowhere" in out
+
+
+@pytest.mark.parametrize("where, says", [
+    ("__import__('os').system('touch pwned')", "Call is not allowed"),
+    ("rows.__class__", "Attribute is not allowed"),
+    ("(lambda: 1)()", "is not allowed"),
+    ("rows ** 999999", "only + - * // % are allowed"),
+    ("size != 2", "'size' is not a declared parameter"),
+])
+def test_a_constraint_outside_the_grammar_is_refused_not_evaluated(tmp_path, capsys, monkeypatch, where, says):
+    monkeypatch.chdir(tmp_path)
+    rc, out = _validate(tmp_path, DRILL.replace('"rows != cols"', repr(where).replace("\\'", "'")), capsys)
+    assert rc == 1 and "m.yaml:10:" in out and says in out
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("change, says", [
+    (("cols: {range: [2, 6]}", "cols: {range: [6, 2]}"), "a range is {range: [low, high]}"),
+    (("rows: [2, 3, 4]", "rows: [2, 2]"), "distinct values"),
+    (("corners: [{rows: 2, cols: 5, dim: 0}]", "corners: [{rows: 2, cols: 2, dim: 0}]"), "not an instance"),
+    (('"rows != cols"', '"rows == 2 and cols == 5 and dim == 0"'), "only 1 instance(s)"),
+    (("format_version: 3", "format_version: 2"), "`variants` needs format_version: 3"),
+])
+def test_a_bad_variants_block_is_reported_at_its_line(tmp_path, capsys, change, says):
+    rc, out = _validate(tmp_path, DRILL.replace(*change), capsys)
+    assert rc == 1 and says in out and "m.yaml:" in out
+
+
+def test_code_is_syntax_checked_as_an_instance(tmp_path, capsys):
+    # `torch.{{dtype}}` is not Python until rendered: the syntax check compiles the first instance
+    text = DRILL.replace("dim: [0, 1]", "dim: [0, 1]\n        dtype: [float32, int64]").replace(
+        "dim: 0}]", "dim: 0, dtype: float32}]").replace(
+        "d = {\"a\": 1}", "z = x.to(torch.{{dtype}})")
+    assert _load(tmp_path, text)[1] == []
+    rc, out = _validate(tmp_path, text.replace("x.to(torch.{{dtype}})", "x.to(torch.{{dtype}}"), capsys)
+    assert rc == 1 and "Python syntax error" in out
+
+
+def test_format_2_files_keep_double_braces_as_python(tmp_path):
+    text = DRILL.replace("format_version: 3", "format_version: 2")
+    text = text.replace(text[text.index("    variants:"):text.index("    prompt:")], "")
+    text = text.replace('d = {"a": 1}', 'label = f"{{literal}}"').replace("{{rows}}", "2").replace(
+        "{{cols}}", "3").replace("{{dim}}", "0")
+    assert _load(tmp_path, text)[1] == []
+
+
+@pytest.mark.slow
+def test_check_proves_every_sampled_instance_and_refuses_a_variant_that_changes_nothing(tmp_path, capsys):
+    """One `check` run (one sandbox start) over three packs: a good variant, one whose answers never move,
+    and one whose claim fails on a single instance (named in the report)."""
+    good = DRILL.replace("    code: |", "    setup: import torch\n    code: |")
+    same = good.replace("module: vtest", "module: vsame").replace("sum(dim={{dim}})", "sum(dim={{dim}}).sum()")
+    failing = good.replace("module: vtest", "module: vfail").replace(
+        "    ask:", '    check: assert {{rows}} < 4, "too many rows"\n    ask:')
+    paths = []
+    for name, text in (("good", good), ("same", same), ("fail", failing)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "m.yaml").write_text(text, encoding="utf-8")
+        paths.append(str(tmp_path / name / "m.yaml"))
+    rc = main(["check", *paths])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "ok   vtest/shape" in out
+    assert "FAIL vsame/shape" in out and "all observe the same answers" in out
+    assert "FAIL vfail/shape" in out and "instance rows=4, cols=" in out and "too many rows" in out
+
+
+def test_a_variant_drill_loads_as_its_base_instance_and_redraws_from_its_template(tmp_path):
+    drill = _load(tmp_path, DRILL)[0].drills[0]
+    assert drill.instance == (("rows", 2), ("cols", 5), ("dim", 0))  # the corner: paths that never draw run real code
+    assert "{{" not in drill.code + drill.prompt and "reshape(2, 5)" in drill.code
+    other = next(present_drill_instance(drill, s) for s in range(50)
+                 if present_drill_instance(drill, s).instance != drill.instance)
+    assert "{{" not in other.code and present_drill_instance(other, 3) == present_drill_instance(drill, 3)
