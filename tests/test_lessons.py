@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import os
 
 import pytest
@@ -62,6 +63,11 @@ def check_reports(request, shared_sandbox) -> dict:
 
     async def one(setting: str, ref: str):
         module, drill = DRILLS[ref]
+        if setting == "portable" and drill.wrong_submissions:
+            # The declared wrong submissions prove the grader, which the machine's run does; on the
+            # portable kernels the drill's own claims are what must hold (CI budget: ~1 min of runs).
+            # `check --setting default/1` still proves them there too.
+            drill = dataclasses.replace(drill, wrong_submissions=())
         async with compiling if "exec" in drill.needs else contextlib.nullcontext():
             async with gates[setting]:
                 return (setting, ref), await check_drill(module, drill, boxes[setting])
@@ -86,6 +92,9 @@ def test_drill_decides_the_same_on_portable_kernels(drill, check_reports):
     """`check --setting machine --setting default/1`, drill by drill."""
     portable, machine = check_reports["portable", drill], check_reports["machine", drill]
     assert portable.ok, f"{drill} ({portable.kind}) under {PORTABLE.describe()}:\n" + "\n".join(portable.problems)
+    if DRILLS[drill][1].wrong_submissions:  # its wrong submissions ran on the machine's kernels only
+        machine = dataclasses.replace(machine, observed={k: v for k, v in machine.observed.items()
+                                                         if k in portable.observed})
     changes = answer_changes(DRILLS[drill][1], machine, portable)
     assert not changes, f"{drill} decides differently under {PORTABLE.describe()}:\n" + "\n".join(changes)
 

@@ -116,8 +116,8 @@ async def test_a_flood_of_bad_requests_does_not_flood_the_log(serve_ui, mini_cou
                 assert page.status == 403
         async with http.get(f"{server.base}static/js/textual.js") as script:  # every earlier one was answered
             assert script.status == 200
-    assert len(server.lines("refused GET /flood/")) == 20, server.output  # the rest are summed up, later
-    server.wait_for_line(r"refused 40 more requests in 10 s")
+    # the rest are summed up when the window ends (the summary itself: test_serve_ui_options)
+    assert len(server.lines("refused GET /flood/")) == 20, server.output
 
 
 @pytest.mark.slow
