@@ -61,3 +61,30 @@ class InertStream:
 
     def __getattr__(self, name: str):  # flush, fileno, isatty, encoding, buffer, …: the stream's own
         return getattr(self._stream, name)
+
+
+# Links: a course's Markdown may carry `[text](target)`, and a click hands the target to the
+# learner's browser (webbrowser.open in a terminal, window.open in browser mode). Only a web
+# address is handed on: `javascript:` would run in the tutor page's origin in browser mode,
+# `file:` would open the learner's own files, and other schemes start whatever handler the
+# desktop has registered for them.
+OPENABLE_SCHEMES = frozenset({"http", "https"})
+
+
+def openable_link(target: str) -> str | None:
+    """Why ``target`` is not handed to a browser, or None when it is a plain web address."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(target, str) or not target:
+        return "the link is empty"
+    if target != inert(target) or any(ch.isspace() for ch in target) or len(target) > 2000:
+        return "the link holds spaces or control characters"
+    try:
+        parts = urlsplit(target)
+    except ValueError:
+        return "the link is not an address"
+    if parts.scheme.lower() not in OPENABLE_SCHEMES:
+        return f"only http and https links are opened, not {parts.scheme or 'a relative'} links"
+    if not parts.hostname or parts.username is not None or parts.password is not None:
+        return "the link names no plain host"
+    return None

@@ -46,3 +46,25 @@ def test_plain_mode_walks_a_hostile_pack_inert(hostile, shared_sandbox):
     for shown in ("Title", "Intro", "Q ", "Hint ", "Hint2", "Misc", "Expl", "transposed", "SC ", "Model", "opt "):
         assert shown in text, shown  # each hostile text was shown (made inert), not skipped
     assert raw_controls(text) == []
+
+
+@pytest.mark.parametrize("target, refused", [
+    ("https://pytorch.org/docs/stable/tensors.html", None),
+    ("http://localhost:8000/notes", None),
+    ("javascript:alert(1)", "only http and https"),
+    ("JavaScript:alert(1)", "only http and https"),
+    ("file:///etc/passwd", "only http and https"),
+    ("smb://evil.example/share", "only http and https"),
+    ("docs/local.html", "only http and https"),
+    ("https://user:pw@evil.example/", "no plain host"),
+    ("https:///nohost", "no plain host"),
+    ("https://ok.example/\x1b]52;c;QQ==\x07", "control characters"),
+    ("https://ok.example/a b", "spaces"),
+    ("https://ok.example/\u202egnp.exe", "control characters"),
+    ("", "empty"),
+])
+def test_only_a_plain_web_address_is_openable(target, refused):
+    from tutor.safe_text import openable_link
+
+    said = openable_link(target)
+    assert (said is None) if refused is None else (refused in said)

@@ -8,11 +8,12 @@ from textual.app import App
 from textual.binding import Binding
 
 from tutor.app.commands import ModuleCommands
+from tutor.app.screens.confirm import ConfirmScreen
 from tutor.app.screens.map import MapScreen
 from tutor.course.graph import Status
 from tutor.course.loader import Course
 from tutor.progress.store import ProfileStore
-from tutor.safe_text import safe_line
+from tutor.safe_text import openable_link, safe_line
 from tutor.session import SELF_CHECKS, Session
 
 if TYPE_CHECKING:  # the tutoring core and the sandbox client are imported on first use, after the map's first frame
@@ -109,6 +110,20 @@ class TutorApp(App):
         """Notifications carry lesson text (ids, titles, errors): never read as Textual markup."""
         super().notify(safe_line(message, 2000), title=safe_line(title, 200), severity=severity, timeout=timeout,
                        markup=False)
+
+    def open_url(self, url: str, *, new_tab: bool = True) -> None:
+        """Every link click in the app lands here (Textual's Markdown calls it): a course's link is
+        untrusted, so only a plain web address is handed on, and only after the learner has seen it."""
+        refused = openable_link(url)
+        if refused is not None:
+            self.notify(f"This link was not opened: {refused}.", title="Link", severity="warning")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                super(TutorApp, self).open_url(url, new_tab=new_tab)
+
+        self.push_screen(ConfirmScreen(f"Open this address in your browser?\n\n{url}"), answered)
 
     def on_mount(self) -> None:
         self.push_screen(MapScreen())

@@ -245,7 +245,9 @@ class MapScreen(Screen):
             if package:
                 text.append(inert(package) + "\n")
             if module.intro.strip():
-                details.update(Group(text, markdown.Markdown(inert(module.intro.strip())), footer))
+                # hyperlinks=False: no OSC 8 link reaches the terminal (a link there opens outside the app's
+                # open_url, which is where a course's links are checked); the address is shown as text
+                details.update(Group(text, markdown.Markdown(inert(module.intro.strip()), hyperlinks=False), footer))
                 return
             text.append_text(footer)
         elif slot.is_broken:
