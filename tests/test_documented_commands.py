@@ -49,6 +49,8 @@ SKIPPED = {
                                                              "(tests/browser/test_serve_access.py)",
     "pytorch-tutor --lessons my-pack/my_pack --watch": "opens the full-screen app (tests/ui/test_course_watch.py)",
     "pytest --lessons my-pack/my_pack": "a nested pytest run (tests/test_pytest_plugin.py runs the plugin)",
+    "pytorch-tutor try 02/my-repair fix.py my-pack/my_pack": "needs a submission file written for that drill "
+                                                             "(tests/test_try_submission.py runs `try`)",
     "pip install ./my-pack && pytorch-tutor --course my-pack": "installs a package into the venv, then opens the app",
 }
 # Commands that build on the one before (the lesson-pack walkthrough): run in order, in one directory.

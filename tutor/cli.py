@@ -60,6 +60,13 @@ def _parser() -> argparse.ArgumentParser:
                         "intra-op thread count, e.g. `--setting machine --setting default/1`; repeated, every "
                         "drill must decide the same under each (what moved is reported and fails the check)")
 
+    p = sub.add_parser("try", help="run a submission against a lab or a repair and print its verdict (for authors)")
+    p.add_argument("drill", metavar="[MODULE/]ID", help="the lab or repair drill")
+    p.add_argument("submission", type=Path, metavar="FILE", help="the learner's file (a lab's main file, a repair's code)")
+    p.add_argument("paths", nargs="*", type=Path, help="course directory or module file (default: --lessons or built-in)")
+    p.add_argument("--file", action="append", default=[], metavar="NAME=PATH", dest="files",
+                   help="a multi-file lab's other file (else its reference), repeatable")
+
     p = sub.add_parser("run", help="run a snippet file in the sandbox and print what it observed")
     p.add_argument("snippet", type=Path)
     p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="limit (default: 10)")
@@ -243,6 +250,14 @@ def _run(argv: list[str] | None) -> int:
                 return 2
             return check(_course_paths(args), sys.stdout, drill_id=args.drill, parallel=args.jobs, settings=settings,
                          allow_grants=args.allow_grants, consent=ask_on_terminal)
+        if args.command == "try":
+            from tutor.startup import ask_on_terminal
+            from tutor.try_submission import try_submission
+
+            if _refuse_third_party(_course_paths(args), args.trust_lessons):
+                return 2
+            return try_submission(_course_paths(args), args.drill, args.submission, sys.stdout, args.files,
+                                  allow_grants=args.allow_grants, consent=ask_on_terminal)
         if args.command == "run":
             from tutor.snippet_report import run_snippet_file
 

@@ -1,0 +1,56 @@
+"""`pytorch-tutor try DRILL FILE` (issue 33 item 7): a submission judged as a learner's is, through the CLI.
+
+The drill's own reference solution must be accepted, and each declared wrong submission rejected by the
+test it names, with the words it pins shown: the same promise `check` proves, one file at a time.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tutor.cli import main
+from tutor.course.loader import load_course
+from tutor.locations import builtin_course_dir
+
+COURSE = load_course(builtin_course_dir())
+
+
+def first(kind_test):
+    return next((m, d) for m in COURSE.modules() for d in m.drills
+                if kind_test(d) and d.wrong_submissions and not d.files and not d.stages and not d.needs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["repair", "lab"])
+def test_the_reference_is_accepted_and_a_declared_wrong_submission_rejected(kind, tmp_path, capsys):
+    module, drill = first((lambda d: d.is_repair and not d.is_first_divergence) if kind == "repair"
+                          else (lambda d: d.is_exercise))
+    ref = f"{module.id}/{drill.id}"
+    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+    good.write_text(drill.solution)
+    wrong = drill.wrong_submissions[0]
+    bad.write_text(wrong.code)
+
+    assert main(["try", ref, str(good)]) == 0, capsys.readouterr().out
+    assert f"verdict: accepted — {ref}" in capsys.readouterr().out
+
+    assert main(["try", ref, str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "verdict: rejected" in out and wrong.says in out
+    if kind == "lab":
+        assert f"first failing test: {wrong.test}" in out
+
+
+def test_try_refuses_what_it_cannot_judge(tmp_path, capsys):
+    code = tmp_path / "x.py"
+    code.write_text("x = 1\n")
+    prediction = next(d for m in COURSE.modules() for d in m.drills if not (d.is_repair or d.is_exercise))
+    assert main(["try", prediction.id, str(code)]) == 2
+    assert "prediction drill" in capsys.readouterr().err
+    assert main(["try", "no-such-drill", str(code)]) == 2
+    assert "no drill 'no-such-drill'" in capsys.readouterr().err
+    binary = tmp_path / "b.py"
+    binary.write_bytes(b"\xff\xfe\x00")
+    repair = next(d for m in COURSE.modules() for d in m.drills if d.is_repair)
+    assert main(["try", repair.id, str(binary)]) == 2
+    assert "not UTF-8" in capsys.readouterr().err
