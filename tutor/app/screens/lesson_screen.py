@@ -21,6 +21,7 @@ class LessonScreen(Screen):
 
     module_id: str
     hints_shown: int = 0
+    _queued = False  # a run was asked for before the zygote answered (the status line says so)
 
     def set_status(self, message: str, running: bool = False) -> None:
         status = self.query_one("#status", Static)
@@ -34,7 +35,7 @@ class LessonScreen(Screen):
 
     def sandbox_is_ready(self) -> None:
         """The zygote answered: a queued run is running now."""
-        if getattr(self, "_queued", False) and self.query_one("#status", Static).has_class("-running"):
+        if self._queued and self.query_one("#status", Static).has_class("-running"):
             self.set_status(self._queued_message, running=True)
 
     @on(Submitted)

@@ -162,7 +162,7 @@ class MapScreen(Screen):
         modules.clear_options()
         modules.add_options(options)
         shown = {o.id for o in options if o.id}
-        opened, self.app.newly_opened = getattr(self.app, "newly_opened", None), None
+        opened, self.app.newly_opened = self.app.newly_opened, None
         if opened in shown:  # back from finishing a module: on what it opened, not on the finished one
             target = opened
         else:
