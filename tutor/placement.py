@@ -16,11 +16,12 @@ module behind a prerequisite the learner neither finished nor tested out of.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import zip_longest
 from typing import Iterable, Mapping
 
 from tutor.course.schema import Ask, Drill, Module, SelfCheck
+from tutor.course.variants import present_drill_instance
 from tutor.grading import AskOutcome
 
 PER_MODULE = 2  # questions each skipped module answers for itself
@@ -101,7 +102,15 @@ def draw(modules: list[Module], asked_before: set[str], seed: str) -> list[Place
         for module_id, lane in rest.items():  # round-robin top-up: no module carries a small test alone
             if lane and sum(map(len, drawn.values())) < PLACEMENT_MIN:
                 drawn[module_id].append(lane.pop(0))
-    return [q for module_id in lanes for q in drawn[module_id]]
+    # a drill with variants is asked as a fresh instance (its answers never shown to this placement's taker)
+    return [_instance(q, rng) for module_id in lanes for q in drawn[module_id]]
+
+
+def _instance(question: PlacementQuestion, rng: random.Random) -> PlacementQuestion:
+    if question.drill is None or question.drill.variants is None:
+        return question
+    drill = present_drill_instance(question.drill, rng.randrange(2**31))
+    return replace(question, drill=drill, asks=tuple(drill.asks))
 
 
 def decide(results: list[PlacementResult], order: list[str], needs: Mapping[str, Iterable[str]],

@@ -345,6 +345,7 @@ class PlainTutor(PlainReading):
     # ---------------------------------------------------------------- drills
 
     def drill(self, module: Module, drill: Drill) -> None:
+        drill = self.service.present(module.id, drill)  # a drill with variants: an instance never answered
         number = [d.id for d in module.drills].index(drill.id) + 1
         self._hints, self._hints_shown = list(drill.hints), 0
         self._drill, self._revealed = (None, False) if drill.is_exercise else (drill, False)
@@ -356,18 +357,18 @@ class PlainTutor(PlainReading):
         if drill.is_exercise:
             self.exercise(module, drill)
             return
-        self.say("")
-        if drill.setup.strip():
-            self.say("Setup:")
-            self.say(numbered(drill.setup))
-        self.say("Code:")
-        self.say(numbered(drill.code))
+        self._show_code(drill)
         clock = time.monotonic()
         in_review = self.service.in_review(module.id, drill)
         if in_review:  # recall: no earlier answer is offered; the explanation comes after the run
-            drill = self.service.instance_for(module.id, drill)
             self.say("Due for review: predict from memory what PyTorch will do.")
         while True:
+            if self.service.instance_already_answered(module.id, drill):  # its answers were just shown
+                drill = self.service.fresh_instance(module.id, drill)
+                self._drill, self._hints = drill, list(drill.hints)  # the hints name this instance's values
+                self.say("A fresh instance of this drill (its shapes or values differ): predict it.")
+                self.say(markdown_to_plain(inert(drill.prompt)))
+                self._show_code(drill)
             said = {}
             # typed before (here or in the app) and not verified; never offered in a review
             kept = {} if in_review else self.service.draft_answers(module.id, drill)
@@ -393,10 +394,20 @@ class PlainTutor(PlainReading):
             if report.outcome in (Outcome.VERIFIED, Outcome.SYMPTOM_FOUND):
                 self.say("Verified ✓ right.")
                 break
-            self.say("Not yet ✗ — change your prediction and try again (:hint for a hint, :skip to move on).")
+            self.say("Not yet ✗ — a fresh instance follows; predict it (:hint for a hint, :skip to move on)."
+                     if drill.variants is not None else
+                     "Not yet ✗ — change your prediction and try again (:hint for a hint, :skip to move on).")
             clock = time.monotonic()
         if drill.is_repair:
             self.repair(module, drill)
+
+    def _show_code(self, drill: Drill) -> None:
+        self.say("")
+        if drill.setup.strip():
+            self.say("Setup:")
+            self.say(numbered(drill.setup))
+        self.say("Code:")
+        self.say(numbered(drill.code))
 
     def explain(self, drill: Drill) -> None:
         self.say("Why: " + markdown_to_plain(inert(drill.explanation)))

@@ -70,7 +70,7 @@ async def test_a_due_drill_is_not_passed_by_enter_or_by_the_answers_a_screen_sho
     await predict(service, drill, "(1, 3)")  # verified on the first try …
     session.review.review("01", drill.id, "drill", Rating.Again)  # … and missed since: a card is due later
     clock[0] += LATER
-    assert service.in_review("01", drill) and service.instance_for("01", drill) is drill
+    assert service.in_review("01", drill) and service.present("01", drill) is drill
     before = session.review.card("01", drill.id)
     for attempt in ("", "   "):  # Enter on the empty boxes the review opens with
         report = await predict(service, drill, attempt, shown={key: ""})

@@ -13,6 +13,7 @@ from typing import Mapping, Protocol
 
 CODE = "code"
 _ANSWER = "answer:"
+SEED = "instance-seed"  # a variant drill: the seed of the instance the learner has open (tutor.course.variants)
 
 
 class DraftStore(Protocol):
@@ -67,6 +68,15 @@ class Drafts:
         fields = {_ANSWER + key: text if text.strip() else "" for key, text in texts.items()}
         if fields:
             self._store.save_drafts(module_id, drill_id, fields)
+
+    # ---------------------------------------------------------------- the open instance of a variant drill
+
+    def seed(self, module_id: str, drill_id: str) -> int | None:
+        text = self._store.drafts(module_id, drill_id).get(SEED, "")
+        return int(text) if text.isdigit() else None
+
+    def keep_seed(self, module_id: str, drill_id: str, seed: int) -> None:
+        self._store.save_drafts(module_id, drill_id, {SEED: str(seed)})
 
     def forget_answers(self, module_id: str, drill_id: str) -> None:
         keys = self.answers(module_id, drill_id)

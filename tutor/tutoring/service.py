@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Callable, Mapping, Protocol
 
 from tutor.course.schema import Drill
+from tutor.course.variants import present_drill_instance
 from tutor.grading import DrillOutcome, describe_error, grade_read, read_answers, request_for, trace_request
 from tutor.judge import ReadAnswer, labs
 from tutor.progress.review import rating_for
@@ -24,6 +25,7 @@ from tutor.tutoring.reports import (NOT_RECORDED_FILE, NOT_RECORDED_OFF, NOT_REC
                                     NOT_RECORDED_UNREADABLE, AskRow, ModuleRef, Recorded, RunReport, SnippetReport,
                                     ViewReport)
 from tutor.safe_text import inert
+from tutor.tutoring import instances
 from tutor.tutoring.drafts import Drafts
 from tutor.tutoring.self_checks import SelfCheckUseCases
 from tutor.tutoring.states import Outcome, RunStatus
@@ -131,19 +133,13 @@ class TutoringService(SelfCheckUseCases):
 
     def last_predicted(self, module_id: str, drill: Drill) -> dict[str, str]:
         """The answers of the drill's last recorded prediction (an earlier session's too), else {}."""
-        if self.session is None:
-            return {}
-        said = [a for a in self.session.store.attempts(module_id)
-                if a.item == drill.id and a.kind == AttemptKind.PREDICTION]
+        said = self._predictions(module_id, drill)
         return {key: str(value) for key, value in said[-1].answers.items()} if said else {}
 
     def last_verified(self, module_id: str, drill: Drill) -> RunReport | None:
         """A verified drill revisited: the prediction that verified it, beside what was observed then."""
-        if self.session is None or not self.session.drill_done(module_id, drill.id):
-            return None
-        right = [a for a in self.session.store.attempts(module_id)
-                 if a.item == drill.id and a.kind == AttemptKind.PREDICTION and a.correct]
-        if not right:
+        right = [a for a in self._predictions(module_id, drill) if a.correct]
+        if not right or not self._done(module_id, drill):
             return None
         last = right[-1]
         rows = tuple(AskRow(ask.key, ask.question, str(last.answers.get(ask.key, "")),
@@ -162,13 +158,43 @@ class TutoringService(SelfCheckUseCases):
         """A review's answers are no prediction: a box empty, or every box as the screen showed it."""
         return self.in_review(module_id, drill) and _nothing_recalled(drill, texts, shown)
 
-    def instance_for(self, module_id: str, drill: Drill) -> Drill:
-        """The drill a review or a retry presents and judges.
+    def present(self, module_id: str, drill: Drill) -> Drill:
+        """The drill as the learner predicts it now: for a drill with variants, an instance whose answers
+        they have not been shown (the open one, else a fresh draw; see :mod:`tutor.tutoring.instances`).
+        Every front end opens a drill through this; trace, views and misconceptions then use what it gave."""
+        if drill.variants is None:
+            return drill
+        chosen, seed, drawn = instances.choose(drill, self._predictions(module_id, drill),
+                                               self.drafts.seed(module_id, drill.id), self._done(module_id, drill),
+                                               self.in_review(module_id, drill))
+        if drawn:
+            self._open_instance(module_id, drill, seed)
+        return chosen
 
-        Today the drill itself; the variants engine draws a fresh instance here (seeded, the seed
-        recorded with the attempt), so that a retry or a review tests the mental model, not the screen.
-        """
-        return drill
+    def fresh_instance(self, module_id: str, drill: Drill) -> Drill:
+        """Another instance to predict (after a wrong answer, or at will): none answered before while one is left."""
+        if drill.variants is None:
+            return drill
+        shown = instances.answered(self._predictions(module_id, drill))
+        seed = instances.fresh_seed(drill.template or drill, shown + [instances.key(drill)])
+        self._open_instance(module_id, drill, seed)
+        return present_drill_instance(drill.template or drill, seed)
+
+    def instance_already_answered(self, module_id: str, drill: Drill) -> bool:
+        """This instance's answers have been shown, and the drill is not verified: a prediction of it certifies nothing."""
+        return (drill.variants is not None and not self._done(module_id, drill)
+                and instances.key(drill) in instances.answered(self._predictions(module_id, drill)))
+
+    def _open_instance(self, module_id: str, drill: Drill, seed: int) -> None:
+        self.drafts.keep_seed(module_id, drill.id, seed)
+        self.drafts.forget_answers(module_id, drill.id)  # typed for another instance
+        self.drafts.reset_code(module_id, drill.id)
+
+    def _predictions(self, module_id: str, drill: Drill) -> list[Attempt]:
+        if self.session is None:
+            return []
+        return [a for a in self.session.store.attempts(module_id)
+                if a.item == drill.id and a.kind == AttemptKind.PREDICTION]
 
     async def submit_prediction(self, module_id: str, drill: Drill, said: Mapping[str, ReadAnswer],
                                 seconds: float, confidence: int | None = None,
@@ -180,6 +206,9 @@ class TutoringService(SelfCheckUseCases):
         nothing (the report says to predict); the review's rating comes from a new prediction.
         """
         texts = {key: a.text for key, a in said.items()}
+        if self.instance_already_answered(module_id, drill):
+            return RunReport(module_id, drill.id, AttemptKind.PREDICTION, Outcome.FRESH_INSTANCE, said=texts,
+                             not_recorded=FRESH_INSTANCE_NEEDED, drill_done=False)
         if self.nothing_recalled(module_id, drill, texts, shown or {}):
             return RunReport(module_id, drill.id, AttemptKind.PREDICTION, Outcome.RECALL_NEEDED, said=texts,
                              problems={drill.asks[0].key: RECALL_NEEDED} if drill.asks else {},
@@ -307,6 +336,8 @@ class TutoringService(SelfCheckUseCases):
         review = due or (first_attempt and not correct)
         # whether this verdict rests on a prediction made before any observation of the drill was shown
         note = {"first_try": first_attempt, "review": due}
+        seed = self.drafts.seed(module_id, drill.id)  # and which instance of a drill with variants it predicted
+        note.update(instances.note(drill, seed if instances.seed_matches(drill, seed) else None))
         unlocked = self.session.record(
             Attempt(module=module_id, item=drill.id, kind=AttemptKind.PREDICTION, correct=correct, answers=texts,
                     observed=_observed(outcome), verdict={**_verdicts(outcome), ATTEMPT_NOTE: note},
@@ -366,6 +397,8 @@ class TutoringService(SelfCheckUseCases):
         return report.upto(until) if until is not None else report
 
 
+FRESH_INSTANCE_NEEDED = ("You have seen what PyTorch does for this instance of the drill, so predicting it again "
+                         "proves nothing. Take a fresh instance (its shapes or values differ) and predict that one.")
 RECALL_NEEDED = ("This drill is due for review: predict from memory what PyTorch will do. Type your answers "
                  "(an empty box, or one left as it was shown, is not a prediction); nothing was run or rated.")
 

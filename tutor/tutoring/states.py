@@ -45,6 +45,7 @@ class Outcome(StrEnum):
 
     UNREADABLE = "unreadable"  # an answer could not be read: nothing ran, nothing recorded
     RECALL_NEEDED = "recall needed"  # a review with empty or unchanged answers: nothing ran, nothing rated
+    FRESH_INSTANCE = "fresh instance"  # a variant drill's instance whose answers were shown: predict a fresh one
     FILE_UNREADABLE = "file unreadable"  # a lab's file is missing, unreadable or not UTF-8: nothing ran
     NOT_FINISHED = "not finished"  # the run did not finish: nothing recorded
     VERIFIED = "verified"  # the prediction was right

@@ -51,6 +51,10 @@ class DrillScreen(LessonScreen):
         Binding("f4", "trace", "Trace", priority=True,
                 tooltip="after the first run: show / hide the trace, every tensor after every line"),
         Binding("ctrl+l", "view", "View", priority=True, tooltip=VIEW_KEY_HELP),
+        # only on a drill with variants (check_action): another instance, its shapes or values drawn afresh; not in
+        # the footer (80 columns), the status line names it after a wrong answer
+        Binding("f5", "fresh_instance", "New instance", priority=True, show=False,
+                tooltip="a fresh instance of this drill to predict: after a wrong answer, the one that verifies it"),
         Binding("ctrl+n", "next", "Next", priority=True, tooltip="next / previous (never automatic)"),
         Binding("ctrl+o", "previous", "Prev", priority=True, tooltip="next / previous (never automatic)"),
         Binding("escape", "map", "Map", priority=True, tooltip="back to the map"),
@@ -72,9 +76,10 @@ class DrillScreen(LessonScreen):
         self.module = module
         drill = module.drill(drill_id)
         assert drill is not None, f"no drill {drill_id} in module {module_id}"
-        # due for review: recall, with nothing of the earlier tries on screen (and, with variants, a fresh instance)
+        # due for review: recall, with nothing of the earlier tries on screen; a drill with variants opens on an
+        # instance whose answers were never shown (tutor.tutoring.instances)
         self.in_review = self.app.tutoring.in_review(module_id, drill)
-        self.drill = self.app.tutoring.instance_for(module_id, drill) if self.in_review else drill
+        self.drill = self.app.tutoring.present(module_id, drill)
         self._shown: dict[str, str] = {}  # what the boxes held when the drill opened
         self.hints_shown = 0
         self.last_said: dict[str, ReadAnswer] = {}  # the last predictions recorded, shown beside experiments
@@ -136,6 +141,10 @@ class DrillScreen(LessonScreen):
             self._reveal()
             self.set_status("Verified ✓ before. Change an answer and press Enter to try again, ctrl+e to "
                             "change the code, or ctrl+n for the next drill.")
+        elif self.drill.variants is not None and session.attempted(self.module_id, self.drill.id):
+            # an instance never answered (present() saw to it): nothing of the earlier instances on screen
+            self.set_status("A fresh instance of this drill: its shapes or values differ from the one you answered. "
+                            "Predict it and press Enter; a right prediction verifies the drill.")
         elif session.attempted(self.module_id, self.drill.id):
             # an experiment shows these beside its run ("your last answer"), in a relaunched app too
             self.last_said = service.read_answers(self.drill, service.last_predicted(self.module_id, self.drill))
@@ -275,6 +284,9 @@ class DrillScreen(LessonScreen):
             self.set_status("Running your edited code in the sandbox…", running=True)
             self.post_message(CodeSubmitted(self.module_id, self.drill, code, seconds, kind, self.last_said))
             return
+        if self.app.tutoring.instance_already_answered(self.module_id, self.drill):
+            self.set_status(STATUS[Outcome.FRESH_INSTANCE])  # its answers are on screen: nothing to predict
+            return
         texts = {box.key: box.value for box in self.query(AnswerInput)}
         if self.app.tutoring.nothing_recalled(self.module_id, self.drill, texts, self._shown):
             self.set_status(STATUS[Outcome.RECALL_NEEDED])  # said before any box's own problem
@@ -289,6 +301,19 @@ class DrillScreen(LessonScreen):
         self.post_message(PredictionSubmitted(self.module_id, self.drill, said, seconds, self.confidence(),
                                               shown=self._shown))
         self.query_one("#confidence", ConfidenceChoice).clear()  # each try states its own confidence
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "fresh_instance":
+            return self.drill.variants is not None  # hidden on a drill that has only one instance
+        return True
+
+    def action_fresh_instance(self) -> None:
+        """A fresh instance: the screen opens again on it, boxes empty, nothing of the last instance shown."""
+        if self.drill.variants is None or self.phase == "running":
+            return
+        self.drafts.flush()
+        self.app.tutoring.fresh_instance(self.module_id, self.drill)
+        self.app.switch_screen(DrillScreen(self.module_id, self.drill.id))
 
     def after_failure(self) -> None:
         self._finished()
@@ -316,8 +341,12 @@ class DrillScreen(LessonScreen):
             self.show_solution("Repaired ✓ — the reference solution")
         if self.drill.is_repair and report.drill_done:
             self._explain()
-        self.set_status(STATUS[report.outcome] if report.outcome != Outcome.NOT_FINISHED
-                        else f"{report.not_recorded} {report.message}")
+        if report.outcome == Outcome.NOT_FINISHED:
+            self.set_status(f"{report.not_recorded} {report.message}")
+        elif report.outcome == Outcome.NOT_YET and self.drill.variants is not None:
+            self.set_status(NOT_YET_FRESH)
+        else:
+            self.set_status(STATUS[report.outcome])
         self._focus_after(report)
         self._finished()
 
@@ -426,6 +455,8 @@ class DrillScreen(LessonScreen):
 
 
 # What to do next, in this screen's keys.
+NOT_YET_FRESH = ("Not yet. Read the first divergence and the explanation below, then press F5 for a fresh instance "
+                 "of this drill (other shapes or values) and predict it: that prediction verifies the drill.")
 STATUS = {
     Outcome.VERIFIED: "Verified ✓  Change one thing with ctrl+e and rerun, or ctrl+n for the next drill.",
     Outcome.SYMPTOM_FOUND: "Right: that is the symptom. Now repair it: ctrl+e to edit the code, ctrl+r to run it "
@@ -438,6 +469,8 @@ STATUS = {
                                    "to finish the drill.",
     Outcome.CHECK_FAILS: "The check does not pass yet. Change one thing and run again.",
     Outcome.UNREADABLE: "Some answers could not be read; see the hints under them. Nothing was run.",
+    Outcome.FRESH_INSTANCE: "You have seen what PyTorch does for this instance: press F5 for a fresh one and "
+                            "predict that (ctrl+e still lets you change the code and rerun this one).",
     Outcome.RECALL_NEEDED: "Due for review: type your own prediction in every box (empty, or as shown, is not "
                            "one). Nothing was run or rated.",
 }
