@@ -102,7 +102,7 @@ def test_validate_reports_undeclared_and_unused_parameters_at_file_line(tmp_path
     ("__import__('os').system('touch pwned')", "Call is not allowed"),
     ("rows.__class__", "Attribute is not allowed"),
     ("(lambda: 1)()", "is not allowed"),
-    ("rows ** 999999", "only + - * // % are allowed"),
+    ("rows ** 999999", "only + - * / // % are allowed"),
     ("size != 2", "'size' is not a declared parameter"),
 ])
 def test_a_constraint_outside_the_grammar_is_refused_not_evaluated(tmp_path, capsys, monkeypatch, where, says):
@@ -170,3 +170,28 @@ def test_a_variant_drill_loads_as_its_base_instance_and_redraws_from_its_templat
     other = next(present_drill_instance(drill, s) for s in range(50)
                  if present_drill_instance(drill, s).instance != drill.instance)
     assert "{{" not in other.code and present_drill_instance(other, 3) == present_drill_instance(drill, 3)
+
+
+def test_a_placeholder_may_be_an_expression_over_the_parameters(tmp_path, capsys):
+    text = DRILL.replace("explanation: Summing over dim {{dim}} removes that dimension.",
+                         "explanation: \"Summing over dim {{dim}} leaves {{cols * (1 - dim) + rows * dim}} sums "
+                         "of a {{rows * cols}}-element tensor.\"")
+    module, errors = _load(tmp_path, text)
+    assert errors == []
+    drill = present_drill_instance(module.drills[0], 3)
+    values = dict(drill.instance)
+    left = values["cols"] if values["dim"] == 0 else values["rows"]
+    assert f"leaves {left} sums of a {values['rows'] * values['cols']}-element tensor" in drill.explanation
+
+
+@pytest.mark.parametrize("placeholder, says", [
+    ("{{rows * colz}}", "`{{colz}}` names no parameter"),
+    ("{{rows ** 2}}", "only + - * / // % are allowed"),
+    ("{{len(rows)}}", "Call is not allowed"),
+    ("{{rows +}}", "not an expression"),
+])
+def test_a_bad_placeholder_expression_is_reported_at_its_line(tmp_path, capsys, placeholder, says):
+    text = DRILL.replace("explanation: Summing over dim {{dim}} removes that dimension.",
+                         f"explanation: \"Dim {{{{dim}}}}: {placeholder}\"")
+    rc, out = _validate(tmp_path, text, capsys)
+    assert rc == 1 and says in out and "m.yaml:" in out

@@ -11,7 +11,8 @@ instance is gradable. ``present_drill_instance(drill, seed)`` is the one entry p
 session, review and retry paths call to get the drill as the learner sees it for an attempt.
 
 ``where:`` is read with ``ast`` into a tiny whitelisted grammar (comparisons, and/or/not,
-+ - * // %, parameter names, literals) and evaluated by walking that tree: never ``eval``.
++ - * / // %, parameter names, literals) and evaluated by walking that tree: never ``eval``. A placeholder
+may be such an expression too (``{{rows * cols}}``), for the numbers an explanation or a wrong answer derives.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from tutor.course.reader import Reader, join, type_name
 from tutor.course.yaml_source import MarkedDict
 
 VARIANTS_REQUIRED, VARIANTS_OPTIONAL = {"params"}, {"where", "corners"}
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+# `{{rows}}`, or an expression over the parameters in the `where:` grammar: `{{rows * cols}}`, `{{k * 2}}`
+PLACEHOLDER = re.compile(r"\{\{([^{}\n]+?)\}\}")
 PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")
 MAX_VALUES = 50  # per parameter
 MAX_INSTANCES = 5000  # the whole space, enumerated once at load time
@@ -44,7 +46,7 @@ class WhereError(ValueError):
 _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
             ast.Gt: operator.gt, ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 _ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
-          ast.Mod: operator.mod}
+          ast.Mod: operator.mod, ast.Div: operator.truediv}
 
 
 def parse_where(text: str, names: set[str]) -> ast.expr:
@@ -63,14 +65,14 @@ def parse_where(text: str, names: set[str]) -> ast.expr:
             if not isinstance(node.value, (int, float, str, bool)):
                 raise WhereError("only numbers, strings and true/false are allowed as literals")
         elif isinstance(node, ast.BinOp) and type(node.op) not in _ARITH:
-            raise WhereError("only + - * // % are allowed")
+            raise WhereError("only + - * / // % are allowed")
         elif isinstance(node, ast.Compare) and any(type(op) not in _COMPARE for op in node.ops):
             raise WhereError("only == != < <= > >= in, not in are allowed")
         elif isinstance(node, ast.UnaryOp) and not isinstance(node.op, (ast.Not, ast.USub)):
             raise WhereError("only `not` and unary minus are allowed")
         elif not isinstance(node, (ast.Name, ast.Constant, ast.BinOp, ast.Compare, ast.UnaryOp, ast.BoolOp, ast.Tuple,
                                    ast.List, ast.Load, ast.And, ast.Or, ast.Not, ast.USub, *_ARITH, *_COMPARE)):
-            raise WhereError(f"{type(node).__name__} is not allowed (comparisons, and/or/not, + - * // % only)")
+            raise WhereError(f"{type(node).__name__} is not allowed (comparisons, and/or/not, + - * / // % only)")
     return tree
 
 
@@ -223,13 +225,47 @@ def instance_text(instance: Instance) -> str:
 
 
 def placeholders(text: str) -> set[str]:
-    return set(PLACEHOLDER.findall(text or ""))
+    """The parameter names the placeholders of ``text`` read (``{{rows * cols}}`` reads rows and cols)."""
+    names: set[str] = set()
+    for match in PLACEHOLDER.finditer(text or ""):
+        body = match[1].strip()
+        try:
+            tree = ast.parse(body, mode="eval")
+        except SyntaxError:
+            continue  # placeholder_problems says so
+        names |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return names
+
+
+def expression_problems(text: str, names: set[str]) -> list[str]:
+    """Why each placeholder of ``text`` that is more than a name cannot be rendered (the `where:` grammar)."""
+    problems = []
+    for match in PLACEHOLDER.finditer(text or ""):
+        body = match[1].strip()
+        if PARAM_NAME.fullmatch(body):
+            continue  # a name: checked against the declared parameters by placeholder_problems
+        try:
+            parse_where(body, names | placeholders(match[0]))
+        except WhereError as exc:
+            problems.append(f"`{match[0]}` is not an expression over the parameters: {exc}")
+    return problems
 
 
 def render(text: str, instance: Instance) -> str:
-    """``text`` with each ``{{name}}`` replaced by the instance's value (unknown names are left alone)."""
+    """``text`` with each ``{{name}}`` or ``{{expression}}`` replaced by its value for the instance
+    (a placeholder that names no parameter, or cannot be evaluated, is left as it is)."""
     env = dict(instance)
-    return PLACEHOLDER.sub(lambda m: _shown(env[m[1]]) if m[1] in env else m[0], text or "")
+
+    def value(match: re.Match) -> str:
+        body = match[1].strip()
+        if body in env:
+            return _shown(env[body])
+        try:
+            return _shown(evaluate(parse_where(body, set(env)), env))
+        except (WhereError, ArithmeticError, TypeError):
+            return match[0]
+
+    return PLACEHOLDER.sub(value, text or "")
 
 
 def _shown(value: Scalar) -> str:
@@ -256,6 +292,7 @@ def placeholder_problems(values: dict, spec: Variants | None) -> list[tuple[str,
     for field, text in drill_texts(values).items():
         names = placeholders(text)
         used |= names
+        problems.extend((field, message) for message in expression_problems(text, declared))
         for name in sorted(names - declared):
             why = "declare it under `variants: params:`" if spec else "this drill declares no `variants:`"
             problems.append((field, f"`{{{{{name}}}}}` names no parameter: {why}"))
