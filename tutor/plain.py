@@ -14,9 +14,9 @@ import time
 from typing import TextIO
 
 from tutor.course import grants
-from tutor.course.graph import Status
 from tutor.course.schema import Drill, Module
-from tutor.plain_placement import PlainPlacement
+from tutor.plain_choose import ModuleChooser
+from tutor.plain_flow import Leave, Skip, ToMap
 from tutor.plain_reading import PlainReading, numbered
 from tutor.plain_text import gpu_note_text, markdown_to_plain
 from tutor.progress.review import SELF_RATING_WORDS
@@ -43,17 +43,6 @@ HELP = ("At any prompt: ':hint' shows the next hint, ':skip' moves on, ':map' re
         "(or storage NAME, module NAME [OPTIMIZER]) a view of any name. At the module list, 'test NN' tests out "
         "of locked module NN's prerequisites.")
 
-
-class _Leave(Exception):
-    """The learner asked to quit, or the input ended."""
-
-
-class _Skip(Exception):
-    pass
-
-
-class _ToMap(Exception):
-    pass
 
 
 class PlainTutor(PlainReading):
@@ -87,15 +76,15 @@ class PlainTutor(PlainReading):
         self.out.flush()
         line = self._readline()
         if not line:
-            raise _Leave()
+            raise Leave()
         answer = line.rstrip("\n")
         command = answer.strip().lower()
         if command in (":quit", ":q"):
-            raise _Leave()
+            raise Leave()
         if command == ":skip":
-            raise _Skip()
+            raise Skip()
         if command == ":map":
-            raise _ToMap()
+            raise ToMap()
         if command in (":hint", ":h"):
             self.show_hint()
             return self.ask(prompt, kind)
@@ -225,9 +214,9 @@ class PlainTutor(PlainReading):
                     else:
                         module_id, item = self.choose_module()
                     self.study(module_id, item)
-                except _ToMap:
+                except ToMap:
                     continue
-        except _Leave:
+        except Leave:
             self.say("Goodbye — your progress is saved.")
             return 0
         finally:
@@ -237,89 +226,8 @@ class PlainTutor(PlainReading):
             self.loop.close()
 
     def choose_module(self) -> tuple[str, str]:
-        """The module list, then the learner's choice; an empty line resumes where they left off
-        (on a fresh profile: opens the first module). A slip is answered in one line, not the list again."""
-        start = self.session.resume_point()
-        if start is None:
-            first = next((slot.id for slot in self.session.course.slots if self.session.can_open(slot.id)), None)
-            start = (first, self.session.entry_point(first)) if first is not None else None
-            enter = f", or Enter to start module {first}" if first is not None else ""
-        else:
-            enter = f", or Enter to resume module {start[0]}"
-        listed = False
-        while True:
-            if not listed:
-                self.say("")
-                self.say("Modules:")
-                for slot in self.session.course.slots:
-                    state = self.session.state(slot.id)
-                    note = state.reason if state.status in (Status.LOCKED, Status.BROKEN) else state.status.value
-                    self.say(f"  {slot.id}  {inert(slot.title)} — {note}")
-                self.say_weakest()
-                listed = True
-            try:
-                choice = self.ask(f"Module to open (its number{enter}; :quit to leave) > ", "module").strip()
-            except (_Skip, _ToMap):
-                listed = False
-                continue
-            if not choice and start is not None:
-                return start
-            if choice.lower() == "weak":  # practise my weak spots: a drill on a mechanism a misconception showed
-                spots = self.session.weak_spots()
-                if spots:
-                    return spots[0]
-                self.say("No weak spots to practise: no misconception of yours is still showing.")
-                continue
-            if choice.lower().startswith("test "):  # a test-out of a locked module's prerequisites
-                module_id = self._module_id(choice[5:].strip())
-                if self.test_out(module_id):
-                    return module_id, self.session.entry_point(module_id)
-                listed = False
-                continue
-            module_id = self._module_id(choice)
-            if not choice:
-                self.say("Type a module's number (the list is above).")
-            elif self.session.slot(module_id) is None:
-                self.say(f"There is no module {inert(choice)!r}; type a number from the list above.")
-            elif not self.session.can_open(module_id):
-                state = self.session.state(module_id)
-                self.say(f"Module {module_id} is {state.status.value}: {state.reason}")
-                if state.status == Status.LOCKED and self.session.placement_set(module_id):
-                    self.say(f"Know its prerequisites already? Type 'test {choice}' to test out of them.")
-            else:
-                return module_id, self.session.entry_point(module_id)
-
-    def test_out(self, module_id: str) -> bool:
-        """A locked module's placement (see :mod:`tutor.placement`); True when it opened the module."""
-        slot = self.session.slot(module_id)
-        if slot is None:
-            self.say(f"There is no module {inert(module_id)!r}; type 'test' and a number from the list above.")
-            return False
-        state = self.session.state(module_id)
-        if state.status != Status.LOCKED:
-            self.say(f"Module {module_id} is {state.status.value}: nothing to test out of.")
-            return False
-        questions = self.session.placement_set(module_id)
-        if not questions:
-            self.say("Its prerequisites have no questions to test out with.")
-            return False
-        return PlainPlacement(self, module_id, questions).take()
-
-    def say_weakest(self) -> None:
-        """Beside the module list (plain mode's map): the weakest mechanisms and what would test them."""
-        lines = self.session.weakest_lines()
-        if lines:
-            self.say("Weakest mechanisms (how likely you know each, from your attempts):")
-            for line in lines:
-                self.say(f"  {inert(line)}")
-            if self.session.weak_spots():
-                self.say("Type 'weak' to practise your weak spots (drills on those mechanisms).")
-
-    def _module_id(self, choice: str) -> str:
-        """The module typed: as it is when the course has that id ("1"), else "1" for "01"."""
-        if self.session.slot(choice) is not None or not choice.isdigit():
-            return choice
-        return choice.zfill(2)
+        """The module list and the learner's choice (:mod:`tutor.plain_choose`)."""
+        return ModuleChooser(self).choose()
 
     def study(self, module_id: str, item: str) -> None:
         module = self.session.module(module_id)
@@ -334,7 +242,7 @@ class PlainTutor(PlainReading):
             self.session.visit(module_id, drill.id)
             try:
                 self.drill(module, drill)
-            except _Skip:
+            except Skip:
                 self.say("Skipped.")
         if module.self_checks:
             self.session.visit(module_id, SELF_CHECKS)
@@ -490,7 +398,7 @@ class PlainTutor(PlainReading):
                 if report.needs_rating:
                     self.rate(module, check)
                 self.announce(report.unlocked)
-            except _Skip:
+            except Skip:
                 self.say("Skipped.")
 
     def rate(self, module: Module, check) -> None:
