@@ -16,6 +16,7 @@ from tutor.app.widgets.answer_form import AnswerInput, ConfidenceButton, Confide
 from tutor.app.widgets.footer import key_footer
 from tutor.app.messages import CodeSubmitted, PredictionSubmitted
 from tutor.app.screens.draft_keeper import DraftKeeper
+from tutor.app.screens.drill_status import BOX_BELOW, NOT_YET_FRESH, STATUS
 from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
 from tutor.app.widgets.code_view import CodeView
@@ -34,7 +35,6 @@ from tutor.tutoring.view_blocks import viewable_names
 from tutor.wording import drill_label
 
 
-BOX_BELOW = "Your first answer box is below the code (PageDown reads on); what you type goes into it."
 
 
 class DrillScreen(LessonScreen):
@@ -455,22 +455,3 @@ class DrillScreen(LessonScreen):
 
 
 # What to do next, in this screen's keys.
-NOT_YET_FRESH = ("Not yet. Read the first divergence and the explanation below, then press F5 for a fresh instance "
-                 "of this drill (other shapes or values) and predict it: that prediction verifies the drill.")
-STATUS = {
-    Outcome.VERIFIED: "Verified ✓  Change one thing with ctrl+e and rerun, or ctrl+n for the next drill.",
-    Outcome.SYMPTOM_FOUND: "Right: that is the symptom. Now repair it: ctrl+e to edit the code, ctrl+r to run it "
-                           "until the check passes.",
-    Outcome.NOT_YET: "Not yet. Read the first divergence and the explanation below. Typing now replaces your first "
-                     "wrong answer (Tab: the others); Enter runs again, ctrl+g gives a hint.",
-    Outcome.OBSERVED: "Compare with the first run: what changed, and why? ctrl+e returns to your predictions.",
-    Outcome.REPAIRED: "Repaired ✓  The check passes. ctrl+n for the next drill.",
-    Outcome.REPAIRED_PREDICT_NEXT: "The check passes. Now predict the symptom above too (Escape the editor with ctrl+e) "
-                                   "to finish the drill.",
-    Outcome.CHECK_FAILS: "The check does not pass yet. Change one thing and run again.",
-    Outcome.UNREADABLE: "Some answers could not be read; see the hints under them. Nothing was run.",
-    Outcome.FRESH_INSTANCE: "You have seen what PyTorch does for this instance: press F5 for a fresh one and "
-                            "predict that (ctrl+e still lets you change the code and rerun this one).",
-    Outcome.RECALL_NEEDED: "Due for review: type your own prediction in every box (empty, or as shown, is not "
-                           "one). Nothing was run or rated.",
-}
