@@ -274,7 +274,8 @@ def _shown(value: Scalar) -> str:
 
 def drill_texts(values: dict) -> dict[str, str]:
     """Every text of a parsed drill that may name a parameter, by field (what `validate` checks)."""
-    out = {key: values.get(key) or "" for key in ("prompt", "setup", "code", "check", "solution", "probe", "explanation")}
+    out = {key: values.get(key) or "" for key in ("prompt", "setup", "code", "check", "solution", "probe", "explanation",
+                                                  "gpu_note")}
     for i, hint in enumerate(values.get("hints", ())):
         out[f"hints[{i}]"] = hint
     for i, ask in enumerate(values.get("ask", ())):
@@ -326,5 +327,6 @@ def present_instance(drill, instance: Instance):
     wrong = tuple(replace(w, answer=r(w.answer), misconception=r(w.misconception)) for w in drill.wrong_answers)
     return replace(drill, prompt=r(drill.prompt), code=r(drill.code), setup=r(drill.setup), check=r(drill.check),
                    solution=r(drill.solution), probe=r(drill.probe), explanation=r(drill.explanation),
+                   gpu_note=r(drill.gpu_note),
                    hints=tuple(map(r, drill.hints)), asks=asks, wrong_answers=wrong, instance=instance,
                    template=drill)
