@@ -244,11 +244,31 @@ class PlainTutor(PlainReading):
                 self.drill(module, drill)
             except Skip:
                 self.say("Skipped.")
+            self.practise_weak_spot(module_id, drill.id, self.session.next_after(module_id, drill.id))
         if module.self_checks:
             self.session.visit(module_id, SELF_CHECKS)
             self.self_check(module)
         state = self.session.state(module_id)
         self.say(f"Module {module_id}: {state.status.value}.")
+
+    def practise_weak_spot(self, module_id: str, drill_id: str, upcoming: str | None) -> None:
+        """Every few finished drills, one drill on a mechanism a misconception showed (a fresh instance
+        where it has variants); then the module goes on where it was."""
+        spot = self.session.practice_after(module_id, drill_id, upcoming)
+        if spot is None:
+            return
+        module = self.session.module(spot[0])
+        drill = module.drill(spot[1]) if module is not None else None
+        if drill is None:
+            return
+        self.say("")
+        self.say(f"Practice on a weak spot (module {module.id}): one of your answers showed a misconception about "
+                 "what this drill tests. After it, the module goes on where you were (:skip skips it).")
+        self.service.fresh_instance(module.id, drill)
+        try:
+            self.drill(module, drill)
+        except Skip:
+            self.say("Skipped.")
 
     # ---------------------------------------------------------------- drills
 

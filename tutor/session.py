@@ -32,6 +32,7 @@ class Session:
         store.use_course(course.identity)  # this course's progress only: a profile holds several
         self.review = ReviewQueue(store, clock)
         self._progress: CourseProgress | None = None
+        self._new_since_practice = 0  # drills finished since a weak spot was last woven in (this sitting)
 
     # ---------------------------------------------------------------- reading
 
@@ -189,6 +190,24 @@ class Session:
         attempts = self.store.attempts()
         open_modules = {slot.id for slot in self.course.slots if slot.module is not None and self.can_open(slot.id)}
         return weak_spot_queue(estimate(self.course, attempts), attempts, open_modules)
+
+    def practice_after(self, module_id: str, drill_id: str, upcoming: str | None = None) -> tuple[str, str] | None:
+        """Misconception-driven practice woven into new work: after every ``WEAK_SPOT_EVERY`` drills the
+        learner finishes, the next step is one weak-spot drill (another drill on a mechanism whose
+        misconception an answer showed, in an open module), never ahead of new work and never blocking
+        it: a front end opens it, then goes on where the learner was (``upcoming``, which is therefore
+        never the practice). None: carry on as usual."""
+        from tutor.progress.mastery import WEAK_SPOT_EVERY
+
+        if not self.drill_done(module_id, drill_id):
+            return None  # moving past an unfinished drill is not new work done
+        self._new_since_practice += 1
+        if self._new_since_practice < WEAK_SPOT_EVERY:
+            return None
+        spot = next((key for key in self.weak_spots() if key not in ((module_id, drill_id), (module_id, upcoming))), None)
+        if spot is not None:
+            self._new_since_practice = 0
+        return spot
 
     # ---------------------------------------------------------------- test-out
 

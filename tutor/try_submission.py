@@ -19,9 +19,7 @@ from tutor.course.schema import Drill, Module
 from tutor.judge import labs
 from tutor.tutoring.presentation import plain_lines, run_blocks
 from tutor.tutoring.states import Outcome
-
-MAX_SUBMISSION = 1_000_000  # characters: a submission is a file a person wrote
-
+from tutor.workspace import read_exercise
 
 def find_drill(modules: list[Module], ref: str) -> tuple[Module, Drill] | str:
     """The drill ``ref`` (``ID`` or ``MODULE/ID``) names, or why there is none to try."""
@@ -38,17 +36,10 @@ def find_drill(modules: list[Module], ref: str) -> tuple[Module, Drill] | str:
 
 
 def read_submission(path: Path) -> str:
-    """The submission's text; ValueError saying why it cannot be used."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_SUBMISSION:
-        raise ValueError(f"{path} is larger than {MAX_SUBMISSION:,} bytes")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path} is not UTF-8 text") from None
+    """The submission's text, read as a learner's lab file is; ValueError saying why it cannot be used."""
+    if not path.is_file():
+        raise ValueError(f"there is no file {path}")
+    return read_exercise(path)
 
 
 def other_files(drill: Drill, given: list[str]) -> dict[str, str]:

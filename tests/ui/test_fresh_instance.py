@@ -55,3 +55,44 @@ async def test_a_wrong_answer_then_f5_gives_a_fresh_instance_whose_right_predict
             assert app.session.drill_done("01", "sum-count")
     finally:
         store.close()
+
+
+async def test_a_weak_spot_is_woven_in_after_finished_work_and_next_goes_on_where_the_learner_was(tmp_path,
+                                                                                                    monkeypatch):
+    import tutor.progress.mastery as mastery
+    from tutor.session import Session
+    from tutor.tutoring.service import TutoringService
+
+    monkeypatch.setattr(mastery, "WEAK_SPOT_EVERY", 1)  # one finished drill is enough here
+    store = ProfileStore.open(tmp_path / "p.sqlite")
+    course = load_course(COURSE)
+    # before this sitting: the misconception shown on 01/sum-count, 01/plain verified
+    earlier = TutoringService(Session(course, store), AppSumSandbox())
+    drill = earlier.present("01", course.slot("01").module.drill("sum-count"))
+    said = earlier.read_answers(drill, {drill.asks[0].key: drill.wrong_answers[0].answer})
+    assert (await earlier.submit_prediction("01", drill, said, 3.0)).rows[0].misconception
+    plain = course.slot("01").module.drill("plain")
+    await earlier.submit_prediction("01", plain, earlier.read_answers(plain, {plain.asks[0].key: "3.0"}), 3.0)
+
+    app = TutorApp(course, store, sandbox=AppSumSandbox())
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            app.open_item("02", "after")
+            await settle(app, pilot)
+            await pilot.press(*"4", "enter")
+            await settle(app, pilot)
+            assert status(app) == STATUS[Outcome.VERIFIED]
+            await pilot.press("ctrl+n")  # finished work: the weak spot comes first, on an instance never answered
+            await settle(app, pilot)
+            practice = app.screen
+            assert isinstance(practice, DrillScreen) and (practice.module_id, practice.drill.id) == ("01", "sum-count")
+            assert practice.drill.instance != drill.instance and practice.query_one("#ask-0").value == ""
+            assert any("Practice on a weak spot" in n.message for n in app._notifications)
+            await pilot.press(*right_answer(practice.drill), "enter")
+            await settle(app, pilot)
+            await pilot.press("ctrl+n")  # then on where the learner was: the drill after 02/after
+            await settle(app, pilot)
+            assert (app.screen.module_id, app.screen.drill.id) == ("02", "after2")
+    finally:
+        store.close()

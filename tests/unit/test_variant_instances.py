@@ -42,6 +42,10 @@ class SumSandbox:
 
     async def run(self, request: RunRequest):
         self.requests.append(request)
+        if "ones(3).sum()" in request.code:  # the course's other drills: what they observe is fixed
+            return observed({"s.item()": {"type": "float", "value": 3.0}})
+        if (plus := re.fullmatch(r"v = (\d+) \+ (\d+)\s*", request.code)) is not None:
+            return observed({"v": {"type": "int", "value": int(plus[1]) + int(plus[2])}})
         rows, cols = map(int, re.search(r"zeros\((\d+), (\d+)\)", request.code).groups())
         dim = int(re.search(r"dim=(\d)", request.code).group(1))
         return observed({"y.numel()": {"type": "int", "value": cols if dim == 0 else rows}})
@@ -187,3 +191,25 @@ def test_plain_mode_follows_a_wrong_answer_with_a_fresh_instance_that_verifies(s
     assert len(shown) >= 2 and shown[-1] != shown[0]
     assert "Verified ✓ right." in after and session.drill_done("01", "sum-count")
     assert [n["instance"] for n in notes(session)][0] != [n["instance"] for n in notes(session)][1]
+
+
+async def test_every_third_finished_drill_is_followed_by_a_weak_spot_practice(session):
+    service = TutoringService(session, SumSandbox())
+    drill = service.present("01", base(session))
+    misread = drill.wrong_answers[0].answer  # the misconception's answer, for this instance: the summed dim survives
+    report = await predict(service, drill, misread)
+    assert report.outcome == Outcome.NOT_YET and report.rows[0].misconception
+    steps = [("01", "plain", "3.0"), ("02", "after", "4"), ("02", "after2", "4")]
+    offered = []
+    for module_id, drill_id, answer in steps:
+        other = session.module(module_id).drill(drill_id)
+        said = service.read_answers(other, {other.asks[0].key: answer})
+        assert (await service.submit_prediction(module_id, other, said, 3.0)).outcome == Outcome.VERIFIED
+        offered.append(session.practice_after(module_id, drill_id))
+    # never ahead of new work: nothing after the first two, then the drill whose mechanism the answer showed
+    assert offered[:2] == [None, None] and offered[2] == ("01", "sum-count")
+    assert session.practice_after("02", "after3") is None  # an unfinished drill is no new work done
+    # opened to practise, a drill with variants gets an instance never answered, never the old one's answers
+    practice = service.fresh_instance("01", drill)
+    assert service.present("01", base(session)).instance == practice.instance != drill.instance
+    assert service.last_verified("01", practice) is None

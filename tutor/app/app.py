@@ -62,6 +62,8 @@ class TutorApp(App):
         self.sub_title = self._status_line(ready=False)
         self.newly_opened: str | None = None  # a module just unlocked: the map highlights it once
         self.sandbox_ready = False  # the zygote has answered (runs asked for before it are queued)
+        # a woven-in weak-spot drill on screen, and where Next goes after it: ((module, drill), (module, item))
+        self.practice_return: tuple[tuple[str, str], tuple[str, str | None]] | None = None
 
     @property
     def sandbox(self) -> Sandbox:
@@ -248,7 +250,18 @@ class TutorApp(App):
             return
         self.push_screen(PlacementScreen(module_id))
 
+    def open_practice(self, spot: tuple[str, str], back: tuple[str, str | None]) -> None:
+        """A weak-spot drill woven into new work (``Session.practice_after``), on a fresh instance where
+        it has variants; Next on it goes ``back`` to where the learner was."""
+        module_id, drill_id = spot
+        self.tutoring.fresh_instance(module_id, self.session.module(module_id).drill(drill_id))
+        self.open_item(module_id, drill_id)
+        self.practice_return = (spot, back)
+        self.notify("Practice on a weak spot: one of your answers showed a misconception about what this drill "
+                    "tests. ctrl+n goes on where you were.", title="Practice", timeout=8)
+
     def back_to_map(self) -> None:
+        self.practice_return = None
         while isinstance(self.screen, lesson_screens()):
             self.pop_screen()
 

@@ -46,6 +46,17 @@ def answered(predictions: Iterable[Attempt]) -> list[str]:
     return out
 
 
+def verified_on(drill: Drill, attempt: Attempt) -> bool:
+    """``attempt`` predicted the instance ``drill`` shows (one recorded before the drill had variants
+    predicted its base instance, the one the loader gives)."""
+    if drill.variants is None:
+        return True
+    shown = answered([attempt])
+    if shown:
+        return shown == [key(drill)]
+    return drill.instance == present_drill_instance(drill.template or drill, None).instance
+
+
 def verified_seed(predictions: Iterable[Attempt]) -> int | None:
     """The seed of the instance whose right prediction verified the drill last."""
     seed = None
@@ -83,10 +94,13 @@ def choose(drill: Drill, predictions: list[Attempt], open_seed: int | None, done
            ) -> tuple[Drill, int | None, bool]:
     """(the instance to present, its seed, whether it is newly drawn): see the module's docstring."""
     template = drill.template or drill
-    if done and not due:  # revisited: the instance that verified it (a drill verified before it had
-        seed = verified_seed(predictions)  # variants was verified on the base instance, the loaded drill)
-        return present_drill_instance(template, seed), seed, False
     shown = answered(predictions)
+    if done and not due:
+        if open_seed is not None and key(present_drill_instance(template, open_seed)) not in shown:
+            return present_drill_instance(template, open_seed), open_seed, False  # opened to practise afresh
+        # revisited: the instance that verified it (a drill verified before it had variants was verified
+        seed = verified_seed(predictions)  # on the base instance, the loaded drill)
+        return present_drill_instance(template, seed), seed, False
     if open_seed is not None:
         instance = present_drill_instance(template, open_seed)
         if key(instance) not in shown:

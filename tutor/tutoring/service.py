@@ -142,6 +142,8 @@ class TutoringService(SelfCheckUseCases):
         if not right or not self._done(module_id, drill):
             return None
         last = right[-1]
+        if not instances.verified_on(drill, last):
+            return None  # another instance is open (practice, review): nothing of the verified one is shown
         rows = tuple(AskRow(ask.key, ask.question, str(last.answers.get(ask.key, "")),
                             str(last.observed.get(ask.key, "")), True) for ask in drill.asks)
         return RunReport(module_id, drill.id, AttemptKind.PREDICTION, Outcome.VERIFIED, said=dict(last.answers),

@@ -122,7 +122,17 @@ class LessonScreen(Screen):
         reveal(widget)
 
     def action_next(self) -> None:
-        following = self.app.session.next_after(self.module_id, self.drill.id)
+        app = self.app
+        following = app.session.next_after(self.module_id, self.drill.id)
+        practice, app.practice_return = app.practice_return, None
+        if practice is not None and practice[0] == (self.module_id, self.drill.id):
+            module_id, item = practice[1]  # this was a woven-in weak spot: on where the learner was
+            app.open_item(module_id, item) if item is not None else app.back_to_map()
+            return
+        spot = app.session.practice_after(self.module_id, self.drill.id, following)
+        if spot is not None:
+            app.open_practice(spot, (self.module_id, following))
+            return
         if following is None:
             self.app.back_to_map()
         else:
