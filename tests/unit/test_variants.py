@@ -195,3 +195,62 @@ def test_a_bad_placeholder_expression_is_reported_at_its_line(tmp_path, capsys, 
                          f"explanation: \"Dim {{{{dim}}}}: {placeholder}\"")
     rc, out = _validate(tmp_path, text, capsys)
     assert rc == 1 and says in out and "m.yaml:" in out
+
+
+REPAIR = """\
+format_version: 3
+module: vrep
+drills:
+  - id: centre
+    kind: repair
+    variants:
+      params:
+        n: [3, 4, 5]
+    prompt: "`centre` should leave its {{n}}-element input alone."
+    setup: import torch
+    code: |
+      def centre(t):
+          t -= t.mean()
+          return t
+
+      data = torch.arange({{n}}.)
+      out = centre(data)
+    ask:
+      - {expr: data.sum().item(), kind: float}
+    check: |
+      assert torch.equal(data, torch.arange({{n}}.)), "centre() overwrote the caller's {{n}} values"
+    solution: |
+      def centre(t):
+          return t - t.mean()
+
+      data = torch.arange({{n}}.)
+      out = centre(data)
+    explanation: In place on the caller's tensor.
+    hints: [Which op is in place?]
+    wrong_answers:
+      - {answer: "{{n * (n - 1) // 2}}", misconception: the caller's tensor is untouched}
+    wrong_submissions:
+      - code: |
+          def centre(t):
+              t -= t.mean()
+              return t.clone()
+
+          data = torch.arange({{n}}.)
+          out = centre(data)
+        test: check
+        says: "overwrote the caller's {{n}} values"
+        misconception: copying the result after the in-place op protects nothing
+"""
+
+
+def test_a_repair_with_variants_renders_its_wrong_fixes_for_the_instance(tmp_path, capsys):
+    module, errors = _load(tmp_path, REPAIR)
+    assert errors == []
+    drill = present_drill_instance(module.drills[0], 7)
+    n = dict(drill.instance)["n"]
+    [fix] = drill.wrong_submissions
+    assert f"torch.arange({n}.)" in fix.code and fix.says == f"overwrote the caller's {n} values"
+    rc, out = _validate(tmp_path, REPAIR.replace("torch.arange({{n}}.)\n          out = centre(data)\n        test",
+                                                  "torch.arange({{m}}.)\n          out = centre(data)\n        test"),
+                        capsys)
+    assert rc == 1 and "`{{m}}` names no parameter" in out and "wrong_submissions[0]" in out

@@ -282,6 +282,9 @@ def drill_texts(values: dict) -> dict[str, str]:
         out[f"ask[{i}]"] = f"{ask.expr or ''}\n{ask.question}"
     for i, wrong in enumerate(values.get("wrong_answers", ())):
         out[f"wrong_answers[{i}]"] = f"{wrong.answer}\n{wrong.misconception}"
+    for i, wrong in enumerate(values.get("wrong_submissions", ())):  # a repair's wrong fixes move with the bug
+        out[f"wrong_submissions[{i}]"] = "\n".join([wrong.code, wrong.says, wrong.misconception,
+                                                   *(code for _, code in wrong.files)])
     return out
 
 
@@ -325,8 +328,10 @@ def present_instance(drill, instance: Instance):
     asks = tuple(replace(a, expr=r(a.expr) if a.expr else a.expr, question=r(a.question),
                          options=tuple(map(r, a.options))) for a in drill.asks)
     wrong = tuple(replace(w, answer=r(w.answer), misconception=r(w.misconception)) for w in drill.wrong_answers)
+    fixes = tuple(replace(w, code=r(w.code), says=r(w.says), misconception=r(w.misconception),
+                          files=tuple((name, r(code)) for name, code in w.files)) for w in drill.wrong_submissions)
     return replace(drill, prompt=r(drill.prompt), code=r(drill.code), setup=r(drill.setup), check=r(drill.check),
                    solution=r(drill.solution), probe=r(drill.probe), explanation=r(drill.explanation),
-                   gpu_note=r(drill.gpu_note),
+                   gpu_note=r(drill.gpu_note), wrong_submissions=fixes,
                    hints=tuple(map(r, drill.hints)), asks=asks, wrong_answers=wrong, instance=instance,
                    template=drill)
