@@ -96,3 +96,23 @@ async def test_a_weak_spot_is_woven_in_after_finished_work_and_next_goes_on_wher
             assert (app.screen.module_id, app.screen.drill.id) == ("02", "after2")
     finally:
         store.close()
+
+
+async def test_the_trace_runs_the_instance_on_screen_not_the_template(tmp_path):
+    store = ProfileStore.open(tmp_path / "p.sqlite")
+    sandbox = AppSumSandbox()
+    app = TutorApp(load_course(COURSE), store, sandbox=sandbox)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            app.open_item("01", "sum-count")
+            await settle(app, pilot)
+            screen = app.screen
+            await pilot.press(*right_answer(screen.drill), "enter")
+            await settle(app, pilot)
+            await pilot.press("f4")
+            await settle(app, pilot)
+            traced = [r for r in sandbox.requests if r.trace is not None]
+            assert traced and traced[-1].code == screen.drill.code and "{{" not in traced[-1].code
+    finally:
+        store.close()
