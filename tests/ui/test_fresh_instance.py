@@ -4,6 +4,8 @@ nothing of the last one on screen), and a right prediction of it verifies the dr
 
 from __future__ import annotations
 
+import contextlib
+
 from tests.ui.conftest import SIZE, settle
 from tests.unit.test_variant_instances import COURSE, SumSandbox, right_answer
 from tutor.app.app import TutorApp
@@ -22,39 +24,46 @@ def status(app) -> str:
     return app.screen.status_text
 
 
-async def test_a_wrong_answer_then_f5_gives_a_fresh_instance_whose_right_prediction_verifies(tmp_path):
+@contextlib.asynccontextmanager
+async def on_sum_count(tmp_path, sandbox):
+    """The app on a fresh profile, with 01/sum-count (a drill with variants) open: (app, pilot)."""
     store = ProfileStore.open(tmp_path / "p.sqlite")
-    sandbox = AppSumSandbox()
     app = TutorApp(load_course(COURSE), store, sandbox=sandbox)
     try:
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)
             app.open_item("01", "sum-count")
             await settle(app, pilot)
-            first = app.screen
-            assert isinstance(first, DrillScreen) and first.drill.instance
-            await pilot.press(*"999", "enter")
-            await settle(app, pilot)
-            assert status(app) == NOT_YET_FRESH
-            assert first.query_one("#explanation").has_class("-shown")
-            await pilot.press("enter")  # again on the instance whose answer is on screen: nothing runs
-            await settle(app, pilot)
-            assert status(app) == STATUS[Outcome.FRESH_INSTANCE] and len(sandbox.requests) == 1
-
-            await pilot.press("f5")
-            await settle(app, pilot)
-            fresh = app.screen
-            assert isinstance(fresh, DrillScreen) and fresh is not first
-            assert fresh.drill.instance != first.drill.instance
-            assert fresh.query_one("#ask-0").value == ""
-            assert not fresh.query_one("#explanation").has_class("-shown")
-            assert "fresh instance" in status(app)
-            await pilot.press(*right_answer(fresh.drill), "enter")
-            await settle(app, pilot)
-            assert status(app) == STATUS[Outcome.VERIFIED]
-            assert app.session.drill_done("01", "sum-count")
+            yield app, pilot
     finally:
         store.close()
+
+
+async def test_a_wrong_answer_then_f5_gives_a_fresh_instance_whose_right_prediction_verifies(tmp_path):
+    sandbox = AppSumSandbox()
+    async with on_sum_count(tmp_path, sandbox) as (app, pilot):
+        first = app.screen
+        assert isinstance(first, DrillScreen) and first.drill.instance
+        await pilot.press(*"999", "enter")
+        await settle(app, pilot)
+        assert status(app) == NOT_YET_FRESH
+        assert first.query_one("#explanation").has_class("-shown")
+        await pilot.press("enter")  # again on the instance whose answer is on screen: nothing runs
+        await settle(app, pilot)
+        assert status(app) == STATUS[Outcome.FRESH_INSTANCE] and len(sandbox.requests) == 1
+
+        await pilot.press("f5")
+        await settle(app, pilot)
+        fresh = app.screen
+        assert isinstance(fresh, DrillScreen) and fresh is not first
+        assert fresh.drill.instance != first.drill.instance
+        assert fresh.query_one("#ask-0").value == ""
+        assert not fresh.query_one("#explanation").has_class("-shown")
+        assert "fresh instance" in status(app)
+        await pilot.press(*right_answer(fresh.drill), "enter")
+        await settle(app, pilot)
+        assert status(app) == STATUS[Outcome.VERIFIED]
+        assert app.session.drill_done("01", "sum-count")
 
 
 async def test_a_weak_spot_is_woven_in_after_finished_work_and_next_goes_on_where_the_learner_was(tmp_path,
@@ -99,20 +108,12 @@ async def test_a_weak_spot_is_woven_in_after_finished_work_and_next_goes_on_wher
 
 
 async def test_the_trace_runs_the_instance_on_screen_not_the_template(tmp_path):
-    store = ProfileStore.open(tmp_path / "p.sqlite")
     sandbox = AppSumSandbox()
-    app = TutorApp(load_course(COURSE), store, sandbox=sandbox)
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(app, pilot)
-            app.open_item("01", "sum-count")
-            await settle(app, pilot)
-            screen = app.screen
-            await pilot.press(*right_answer(screen.drill), "enter")
-            await settle(app, pilot)
-            await pilot.press("f4")
-            await settle(app, pilot)
-            traced = [r for r in sandbox.requests if r.trace is not None]
-            assert traced and traced[-1].code == screen.drill.code and "{{" not in traced[-1].code
-    finally:
-        store.close()
+    async with on_sum_count(tmp_path, sandbox) as (app, pilot):
+        screen = app.screen
+        await pilot.press(*right_answer(screen.drill), "enter")
+        await settle(app, pilot)
+        await pilot.press("f4")
+        await settle(app, pilot)
+        traced = [r for r in sandbox.requests if r.trace is not None]
+        assert traced and traced[-1].code == screen.drill.code and "{{" not in traced[-1].code

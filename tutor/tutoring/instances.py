@@ -31,9 +31,10 @@ def key(drill: Drill) -> str:
 
 def note(drill: Drill, seed: int | None) -> dict:
     """What a recorded prediction says about its instance (merged into the attempt's note)."""
-    if not key(drill):
+    shown = key(drill)
+    if not shown:
         return {}
-    return {"instance": key(drill), "seed": seed} if seed is not None else {"instance": key(drill)}
+    return {"instance": shown} if seed is None else {"instance": shown, "seed": seed}
 
 
 def answered(predictions: Iterable[Attempt]) -> list[str]:
@@ -95,15 +96,12 @@ def choose(drill: Drill, predictions: list[Attempt], open_seed: int | None, done
     """(the instance to present, its seed, whether it is newly drawn): see the module's docstring."""
     template = drill.template or drill
     shown = answered(predictions)
+    opened = present_drill_instance(template, open_seed) if open_seed is not None else None
+    if opened is not None and key(opened) not in shown:
+        return opened, open_seed, False  # the open instance, never answered (a drill done: opened to practise)
     if done and not due:
-        if open_seed is not None and key(present_drill_instance(template, open_seed)) not in shown:
-            return present_drill_instance(template, open_seed), open_seed, False  # opened to practise afresh
         # revisited: the instance that verified it (a drill verified before it had variants was verified
         seed = verified_seed(predictions)  # on the base instance, the loaded drill)
         return present_drill_instance(template, seed), seed, False
-    if open_seed is not None:
-        instance = present_drill_instance(template, open_seed)
-        if key(instance) not in shown:
-            return instance, open_seed, False
     seed = fresh_seed(template, shown)
     return present_drill_instance(template, seed), seed, True

@@ -138,8 +138,10 @@ class TutoringService(SelfCheckUseCases):
 
     def last_verified(self, module_id: str, drill: Drill) -> RunReport | None:
         """A verified drill revisited: the prediction that verified it, beside what was observed then."""
+        if not self._done(module_id, drill):
+            return None
         right = [a for a in self._predictions(module_id, drill) if a.correct]
-        if not right or not self._done(module_id, drill):
+        if not right:
             return None
         last = right[-1]
         if not instances.verified_on(drill, last):
