@@ -14,6 +14,8 @@ import yaml
 
 from capstone.stages import STAGE_LABS
 
+from tests.capstone.stage_files import EXTENDED, package_text
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # (module file, lab id) -> the capstone file that is that stage's reference
@@ -49,12 +51,19 @@ def lab(module_file: str, lab_id: str) -> dict:
     return next(d for d in module["drills"] if d["id"] == lab_id)
 
 
+def stage_solution(stage) -> str:
+    """What the package's file is made of: the lab's solution, with the edits of a lab that extends it."""
+    return package_text(stage[1], lab(*stage), {lab_id: lab(module, lab_id) for module, lab_id in STAGES})
+
+
 @pytest.mark.parametrize("stage, reference", STAGES.items(), ids=[lab_id for _, lab_id in STAGES])
 def test_the_stage_lab_solution_is_the_capstone_file(stage, reference):
     drill = lab(*stage)
     assert drill["kind"] == "lab"
-    assert drill["solution"] == (ROOT / reference).read_text(encoding="utf-8"), (
+    assert stage_solution(stage) == (ROOT / reference).read_text(encoding="utf-8"), (
         f"{stage[1]}'s solution differs from {reference}: copy the file into the lab")
+    for line in EXTENDED.get(stage[1], ("", ()))[1]:  # shown after this lab: this stage's code only
+        assert line not in drill["solution"], f"{stage[1]}'s solution shows a later lab's line: {line!r}"
     # The starter keeps the reference's interface: the same classes, with TODOs where code is missing.
     interface = [line.split("(")[0] for line in drill["starter"].splitlines()
                  if line.startswith(("class ", "def "))]

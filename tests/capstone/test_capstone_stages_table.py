@@ -11,6 +11,8 @@ import yaml
 
 from capstone.stages import STAGE_LABS, stage_for_lab
 
+from tests.capstone.stage_files import package_text
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -36,7 +38,8 @@ def test_every_listed_stage_is_a_lab_of_the_course_whose_reference_is_the_packag
         assert drill is not None, f"capstone/stages.py lists {row.lab_ref}, which is not a lab of the course"
         package_file = ROOT / "capstone" / f"{row.module}.py"
         if package_file.exists():  # stage 9's scale.py has no module of its own in the reference
-            assert drill["solution"] == package_file.read_text(encoding="utf-8"), (
+            by_id = {lab_id: d for (_, lab_id), d in labs.items()}
+            assert package_text(row.lab, drill, by_id) == package_file.read_text(encoding="utf-8"), (
                 f"{row.lab_ref}'s solution differs from capstone/{row.module}.py")
 
 

@@ -67,3 +67,32 @@ def test_a_helper_may_take_a_stale_sandbox_name_but_not_an_installed_module_or_t
         (root / "helpers" / f"{name}.py").write_text("x = 1\n")
     refused = {Path(e.file).stem for e in load_course(root).errors if "would hide the module" in e.message}
     assert refused == {"sympy", "yaml", "course_files"}
+
+
+def test_a_later_lab_may_extend_an_earlier_stage_and_another_may_take_it_as_of_that_lab(tmp_path):
+    """35's KV cache extends 32's model.py: the stage a learner who took the reference gets is that
+    lab's solution with the later lab's edits, and a lab after both names the one whose edits apply."""
+    root = copy_pack(tmp_path)
+    text = (root / "01_puzzles.yaml").read_text()
+    text = text.replace("{lab: eye, as: puzzle_eye}",
+                        '{lab: eye, as: puzzle_eye, change: [{from: "def eye(j):", to: "def eye(j):  # extended"}]}')
+    (root / "01_puzzles.yaml").write_text(text)
+    course = load_course(root)
+    assert not course.all_errors(), course.all_errors()
+    module = course.slot("1").module
+    stage = module.drill("bincount").stages[1]
+    assert stage.reference == module.drill("eye").solution.replace("def eye(j):", "def eye(j):  # extended")
+
+
+def test_an_edit_of_a_stage_that_does_not_apply_once_is_an_error_at_the_lab(tmp_path):
+    root = copy_pack(tmp_path)
+    text = (root / "01_puzzles.yaml").read_text()
+    text = text.replace("{lab: eye, as: puzzle_eye}",
+                        '{lab: eye, as: puzzle_eye, change: [{from: "not in the solution", to: "x"}]}')
+    (root / "01_puzzles.yaml").write_text(text)
+    errors = load_course(root).all_errors()
+    assert any(e.field == "bincount.uses" and "exactly once" in e.message for e in errors), errors
+    text = text.replace('change: [{from: "not in the solution", to: "x"}]', 'as_of: "ones"')
+    (root / "01_puzzles.yaml").write_text(text)
+    errors = load_course(root).all_errors()
+    assert any("ones changes no stage 'eye'" in e.message for e in errors), errors

@@ -116,7 +116,19 @@ def link_labs(modules: dict[str, Module], requires: dict[str, tuple[str, ...]],
                 if isinstance(stage, str):
                     errors.append(LessonError(module.file, drill.line, 1, f"{drill.id}.uses", stage))
                     continue
-                stages.append(Stage(use.name, stage[0], stage[1].id, stage[1].solution))
+                changes = use.changes
+                if use.as_of:
+                    changes = _changes_as_of(use, module, index, modules, before, stage)
+                    if isinstance(changes, str):
+                        errors.append(LessonError(module.file, drill.line, 1, f"{drill.id}.uses", changes))
+                        continue
+                reference = _changed(stage[1].solution, changes)
+                if reference is None:
+                    errors.append(LessonError(module.file, drill.line, 1, f"{drill.id}.uses",
+                                              f"{use.lab}: an edit's `from` text is not in that lab's solution "
+                                              "exactly once, or the edited file is not valid Python"))
+                    continue
+                stages.append(Stage(use.name, stage[0], stage[1].id, reference))
             clash = sorted(({f.name for f in drill.files} | {s.name for s in stages}) & helper_names)
             if clash:
                 errors.append(LessonError(module.file, drill.line, 1, drill.id,
@@ -124,6 +136,32 @@ def link_labs(modules: dict[str, Module], requires: dict[str, tuple[str, ...]],
             drills.append(replace(drill, helpers=helpers, stages=tuple(stages)) if helpers or stages else drill)
         linked[module_id] = replace(module, drills=tuple(drills))
     return linked, errors
+
+
+def _changes_as_of(use, module: Module, index: int, modules: dict[str, Module], before: set[str], stage):
+    """The edits another (earlier) lab makes to the same stage: the stage as that lab left it."""
+    later = _resolve(use.as_of, module, index, modules, before)
+    if isinstance(later, str):
+        return later
+    for other in later[1].uses:
+        module_id, _, drill_id = other.lab.rpartition("/")
+        if (module_id or later[0]) == stage[0] and drill_id == stage[1].id and other.changes:
+            return other.changes
+    return f"{use.as_of} changes no stage {use.lab!r}: `as_of` names the lab whose `change:` edits apply"
+
+
+def _changed(solution: str, changes: tuple[tuple[str, str], ...]) -> str | None:
+    """An earlier lab's solution with a later lab's ``{from, to}`` edits (each ``from`` exactly once)."""
+    code = solution
+    for old, new in changes:
+        if not old or code.count(old) != 1:
+            return None
+        code = code.replace(old, new)
+    try:
+        compile(code, "<stage>", "exec")
+    except SyntaxError:
+        return None
+    return code
 
 
 def _resolve(ref: str, module: Module, index: int, modules: dict[str, Module], before: set[str]):

@@ -68,6 +68,9 @@ DRILL_FIELDS: tuple[FieldSpec, ...] = (
     # labs, format 2 (lab_fields.py reads them)
     _f("tests", "tests", allowed={LAB}, since=2),
     _f("rules", "rules", allowed={LAB}, since=2),
+    # code run apart from the learner's process, with the course's code readable: its UPPER_CASE names
+    # reach the learner's process as data, and the judge's process runs it (judge/labs.py)
+    _f("fixtures", "code", allowed={LAB}, since=2),
     # labs and repairs: a repair's wrong fixes (repair_rules in lab_fields.py)
     _f("wrong_submissions", "wrong_submissions", allowed={LAB, REPAIR}, since=2),
     _f("files", "files", allowed={LAB}, since=2),
@@ -91,6 +94,7 @@ WRONG_SUBMISSION_REQUIRED, WRONG_SUBMISSION_OPTIONAL = {"test", "misconception"}
 CHANGE_REQUIRED = {"from", "to"}
 FILE_REQUIRED = {"name", "starter", "solution"}
 USE_REQUIRED = {"lab", "as"}
+USE_OPTIONAL = {"change", "as_of"}  # edits of that lab's solution: the stage as this lab expects it (course_code.py)
 
 
 def infer_kind_v1(data) -> DrillKind:

@@ -158,14 +158,25 @@ def _files(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) 
 
 def _uses(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[StageUse, ...]:
     out: list[StageUse] = []
-    for where, u, _ in _mappings(reader, reader.sequence(data, key, path), key, path, fields.USE_REQUIRED, set()):
+    for where, u, _ in _mappings(reader, reader.sequence(data, key, path), key, path, fields.USE_REQUIRED,
+                                 fields.USE_OPTIONAL):
         lab = reader.text(u, "lab", where)
         parts = lab.split("/")
         if lab and (len(parts) > 2 or not all(is_safe_id(p) for p in parts)):
             reader.error(reader.key_mark(u, "lab"), join(where, "lab"),
                          f"{lab[:80]!r}: name an earlier lab as <module>/<drill id>, or <drill id> in this module")
             continue
-        out.append(StageUse(lab=lab, name=_module_name(reader, u, "as", where)))
+        changes = []
+        if "change" in u:
+            edits = reader.sequence(u, "change", where)
+            if not edits:
+                reader.error(reader.key_mark(u, "change"), join(where, "change"), "list at least one {from: …, to: …} edit")
+            for at, edit, _ in _mappings(reader, edits, "change", where, fields.CHANGE_REQUIRED, set()):
+                changes.append((reader.text(edit, "from", at), reader.text(edit, "to", at, default="")))
+        as_of = reader.text(u, "as_of", where, default="") if "as_of" in u else ""
+        if as_of and changes:
+            reader.error(reader.key_mark(u, "as_of"), join(where, "as_of"), "give `change:` edits or `as_of:`, not both")
+        out.append(StageUse(lab=lab, name=_module_name(reader, u, "as", where), changes=tuple(changes), as_of=as_of))
     return tuple(out)
 
 

@@ -148,6 +148,10 @@ class StageUse:
 
     lab: str  # "<module>/<drill>", or "<drill>" in the same module
     name: str  # the module name it is imported as
+    # {from, to} edits of that lab's solution: the stage as this lab expects it when the learner uses the
+    # reference (a later lab that extends an earlier stage's file, as 35's KV cache extends 32's model)
+    changes: tuple[tuple[str, str], ...] = ()
+    as_of: str = ""  # a later lab whose `change:` of the same stage applies here too ("35/write-the-kv-cache")
 
 
 @dataclass(frozen=True)
@@ -157,7 +161,7 @@ class Stage:
     name: str  # the module name it is imported as
     module_id: str
     drill_id: str
-    reference: str  # that lab's solution: the fallback "use the reference for this stage"
+    reference: str  # that lab's solution (with the use's changes): the fallback "use the reference for this stage"
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,9 @@ class Drill:
     solution: str = ""
     timeout: float = DEFAULT_TIMEOUT
     timeout_reason: str = ""
+    # A lab's fixtures: what its tests compute with the reference, never run in the learner's process
+    # (whose sandbox hides the modules its rules forbid): its UPPER_CASE names reach that process as data
+    fixtures: str = ""
     tags: tuple[str, ...] = ()
     gpu_note: str = ""
     # Runs after the code in the learner's process and binds what a judged check needs

@@ -38,6 +38,7 @@ def request_fields(drill: Drill, code: str, files: Mapping[str, str] | None = No
         + tuple((s.name, s.reference) for s in drill.stages),
         "tests": tuple(TestSpec(t.name, t.check, t.probe) for t in drill.tests),
         "rules": drill.rules.to_wire() if drill.rules is not None else None,
+        "fixtures": drill.fixtures,
         "sources": ((MAIN_FILE, code),) + tuple((f"{name}.py", text) for name, text in learner_files),
     }
 

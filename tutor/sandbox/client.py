@@ -46,12 +46,13 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from tutor.sandbox.bindings import judged_names
 from tutor.sandbox.held_dirs import close_all, hold_dir, resolved_dirs
+from tutor.sandbox.judged import run_judged
+from tutor.sandbox.lab_fixtures import FixtureCache
 from tutor.sandbox.kernel_settings import KernelSettings
 from tutor.sandbox.layers import describe_layers
 from tutor.sandbox.results import RunResult, from_done
-from tutor.sandbox.wire import MAX_EXPORT, OUTPUT_LIMIT, SLACK, RunRequest, Tier, granted
+from tutor.sandbox.wire import OUTPUT_LIMIT, SLACK, RunRequest, Tier, granted
 from tutor.sandbox.zygote_process import SandboxUnavailable, _Zygote, _ZygoteDied, probe
 
 START_TIMEOUT = 90.0  # importing torch cold can take a while on a loaded machine
@@ -108,6 +109,7 @@ class Sandbox:
             self._output_owners = owners(self.output_dir)
         self.output_limit = output_limit
         self.start_timeout = start_timeout
+        self._fixture_cache = FixtureCache()  # a lab's fixtures, computed once (``lab_fixtures.py``)
         forced = tier if tier is not None else (os.environ.get(TIER_ENV) or None)
         if forced is not None and str(forced) not in TIERS:
             raise ValueError(f"sandbox tier {forced!r}: use one of {', '.join(TIERS)}")
@@ -253,55 +255,12 @@ class Sandbox:
     # ---------------------------------------------------------- runs
 
     async def run(self, request: RunRequest) -> RunResult:
-        """Run ``request``; a judged one runs twice, and its check's verdict comes from the second process.
-
-        The trust boundary: a repair's or a lab's code is the learner's, so it may patch
-        anything in its own process, the check included. Its process therefore runs the
-        setup, the code and the probe, and exports what they bound as data; a fresh
-        process from the zygote runs the setup again, takes that data, and runs the
-        check. The verdict never comes from a process the judged code ran in.
-        """
+        """Run ``request``; a judged one runs twice, and its check's verdict comes from the second
+        process (``judged.py``: the trust boundary)."""
         cache = self.compile_cache is not None and "exec" in granted(request.needs)
         if not request.judged:
             return await self._run_plain(replace(request, compile_cache=cache))
-        probes = tuple(replace(t, check="") for t in request.tests)  # the learner's half never sees a check
-        learner = await self._run_plain(replace(request, judged=False, export=True, check="", tests=probes,
-                                                rules=None, sources=(), judge_modules=(), compile_cache=cache))
-        obs = learner.observation
-        if not learner.ok or obs is None:
-            return learner
-        obs.check, obs.check_message, obs.check_line = "skipped", "", None  # whatever the learner's process said
-        obs.tests, obs.fingerprint = [], ""
-        if not request.check.strip() and not request.tests and request.rules is None:
-            return learner
-        if obs.error is not None and obs.error.phase not in ("code", "probe"):
-            return learner
-        if obs.error is not None and obs.error.phase == "probe":  # the author's probe failed on this code
-            obs.check, obs.check_message = "error", f"the probe raised {obs.error.type}: {obs.error.message}"
-            return learner
-        if len(learner.exports) > MAX_EXPORT:
-            obs.check, obs.check_message = "error", "the code's results are too large to be judged"
-            return learner
-        code_error = obs.error if obs.error is not None and obs.error.phase == "code" else None
-        binds, rebinds = judged_names(request)
-        judge = await self._run_plain(RunRequest(
-            code="", setup=request.setup, check=request.check, imports=learner.exports.decode("utf-8", "replace"),
-            binds=binds, rebinds=rebinds,
-            timeout=request.timeout, needs=request.needs, modules=request.judge_modules, tests=request.tests,
-            rules=request.rules, sources=request.sources, probe_errors=dict(obs.probe_errors),
-            learner_error=code_error))
-        verdict = judge.observation
-        if not judge.ok or verdict is None:
-            obs.check, obs.check_message = "error", f"the check could not run: {judge.message}"
-        elif verdict.error is not None:
-            obs.check, obs.check_message = "error", f"the check could not run: {verdict.error.message}"
-        else:
-            obs.check, obs.check_message, obs.check_line = verdict.check, verdict.check_message, verdict.check_line
-            obs.tests, obs.fingerprint = verdict.tests, verdict.fingerprint
-            obs.fence = obs.fence + [f"check: {f}" for f in verdict.fence]
-        learner.seconds += judge.seconds
-        learner.exports = b""
-        return learner
+        return await run_judged(self._run_plain, request, self.read_only, cache, self._fixture_cache)
 
     async def _run_plain(self, request: RunRequest) -> RunResult:
         note = ""

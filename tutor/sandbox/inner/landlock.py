@@ -62,8 +62,10 @@ def landlock_fs_rights(abi: int) -> int:
 
 
 def landlock_restrict(abi: int, read_only: list, read_write: list, devices: list, deny_tcp: bool = True,
-                      scope: bool = True, exec_ok: bool = False) -> dict:
+                      scope: bool = True, exec_ok: bool = False, list_only: list = ()) -> dict:
     """Allow only the given paths (str, or an fd already open on the path) and restrict ourselves.
+
+    ``list_only`` directories may be listed, and nothing more (a directory holding a hidden file).
 
     Returns what was enforced, for the tier report. Paths that do not exist are skipped.
     """
@@ -86,7 +88,8 @@ def landlock_restrict(abi: int, read_only: list, read_write: list, devices: list
         rw_rights &= ~FS_EXECUTE
     dev_rights = (FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV) & handled
     try:
-        for paths, rights in ((read_only, READ_ONLY & handled), (read_write, rw_rights), (devices, dev_rights)):
+        for paths, rights in ((read_only, READ_ONLY & handled), (read_write, rw_rights), (devices, dev_rights),
+                              (list_only, FS_READ_DIR & handled)):
             for path in paths:
                 _add_path_rule(ruleset, path, rights)
         if _syscall(_NR_LANDLOCK_RESTRICT, ruleset, 0) != 0:

@@ -134,7 +134,8 @@ class Zygote:
             return
         if self.torch.get_num_threads() != self.threads:  # the research notes' guard
             raise SystemExit("zygote thread count changed")
-        if not needs and self.idle and self.tier != Tier.NAMESPACES:
+        ready = not needs and not request.hidden  # a pre-forked runner is confined already: the default rules
+        if ready and self.idle and self.tier != Tier.NAMESPACES:
             # Tier 2: a pre-forked runner's RLIMIT_NPROC is the uid's task count when it was forked plus
             # the run's budget; if the system has gained so many tasks since that the budget may be all
             # but used up (torch needs a few threads), fork a fresh runner instead (one read of
@@ -145,7 +146,7 @@ class Zygote:
                 _kill_group(pid)
                 self.detached[pid] = ""
                 self.forker.drop_idle(idle)
-        if not needs and self.idle:
+        if ready and self.idle:
             pid, idle = next(iter(self.idle.items()))
             del self.idle[pid]
             self.forker.hand_over(idle, request)

@@ -110,6 +110,34 @@ def without(paths: list[str], hidden: list[str]) -> list[str]:
     return out
 
 
+def split_hidden(paths: list[str], hidden: list[str]) -> tuple[list[str], list[str]]:
+    """``paths`` with each hidden file or directory cut out, for Landlock: (readable, list-only).
+
+    Like ``without``, a path that contains a hidden one is replaced by its entries; that path
+    and each directory on the way down stay listable (Landlock's READ_DIR alone), since an
+    import lists a package's directory before it opens a module: without it every module
+    beside the hidden one would vanish too. Reading a hidden file then fails with EACCES.
+    """
+    readable: list[str] = []
+    listable: list[str] = []
+    for path in paths:  # hidden paths may be named as the path is (/proc/self/fd/N/...) or as it resolves
+        named, real = os.path.abspath(path), os.path.realpath(path)
+        inside = [h for h in hidden if _below(h, named) or _below(h, real)]
+        if not inside:
+            if named not in hidden and real not in hidden:
+                readable.append(path)
+            continue
+        try:
+            entries = sorted(os.listdir(path))
+        except OSError:
+            continue
+        listable.append(path)
+        more, deeper = split_hidden([os.path.join(path, e) for e in entries], hidden)
+        readable.extend(more)
+        listable.extend(deeper)
+    return readable, listable
+
+
 def _chain(path: str, links: dict[str, str], targets: set[str]) -> str:
     """Resolve ``path`` component by component, noting symlinks to recreate; return the real path."""
     parts = [p for p in path.split("/") if p]
@@ -218,16 +246,40 @@ def _bind_ro(source: str, target: str, recursive: bool = True) -> None:
     mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _locked_flags(target))
 
 
+def hide(base: str, hidden) -> None:
+    """Cover each hidden path of the new root: a directory with an empty read-only tmpfs, a file with
+    a read-only bind of an empty file nobody may read (mode 000, its only name removed), so that
+    opening it fails with EACCES whatever Landlock allows (a bind under /tmp, which runs may write)."""
+    mask = base + "/.hidden"
+    made = False
+    for path in hidden:
+        target = base + path
+        if os.path.islink(target) or not os.path.lexists(target):
+            continue
+        if os.path.isdir(target):
+            mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=4k,nr_inodes=8,mode=0555")
+            continue
+        if not made:
+            os.close(os.open(mask, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o000))
+            os.chmod(mask, 0o000)
+            made = True
+        mount(mask, target, None, MS_BIND)
+        mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _locked_flags(target))
+    if made:
+        os.unlink(mask)
+
+
 def build_root(plan: RootPlan, base: str, uid: int, gid: int, scratch_bytes: int, scratch_inodes: int,
                shm: bool, exec_ok: bool, cache: tuple[str, str] | None = None,
-               output: tuple[str, str] | None = None) -> None:
+               output: tuple[str, str] | None = None, hidden: tuple[str, ...] = ()) -> None:
     """Build the private root at ``base`` and switch to it (caller: pid 1 of a fresh pid and mount ns).
 
     Afterwards ``/`` holds only read-only binds of system and Python directories,
     a synthetic ``/etc``, a few device nodes, a fresh ``/proc`` for this pid
     namespace and a size-capped tmpfs at ``/tmp`` (the scratch directory and cwd); with
     ``cache`` = (host directory, target), that one directory read-write (the compile cache);
-    ``output`` likewise (the caller's output directory, ``output_dir.py``).
+    ``output`` likewise (the caller's output directory, ``output_dir.py``); each ``hidden`` path
+    inside a bind covered (``hide``).
     """
     os.umask(0o022)  # the zygote's 077 would make the skeleton unreachable for the sandbox uid
     mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -258,6 +310,7 @@ def build_root(plan: RootPlan, base: str, uid: int, gid: int, scratch_bytes: int
         if os.path.isdir(base + path):
             mount("tmpfs", base + path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
                   "size=4k,nr_inodes=8,mode=0555")
+    hide(base, hidden)
     for path, text in plan.files.items():
         _mkdirs(base + os.path.dirname(path))
         with open(base + path, "w") as f:

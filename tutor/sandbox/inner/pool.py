@@ -104,7 +104,8 @@ class Forker:
                 raise
         spec = tree.RunSpec(devnull=self.devnull, output=out, result=res, status=status_w, scratch=run_scratch,
                             timeout=timeout, grants=grants, seccomp_filter=self._filter(grants),
-                            zygote_pid=self.me, go=go_r, done=done_w, cgroup=cgroup, cache=cache, writes_output=output)
+                            zygote_pid=self.me, go=go_r, done=done_w, cgroup=cgroup, cache=cache, writes_output=output,
+                            hidden=tree.runner_paths(self.setup, request.hidden) if request is not None else ())
         env = child_env(run_scratch, CACHE_TARGET if cache else "")
         if output:
             env["PYTORCH_TUTOR_OUTPUT_DIR"] = OUTPUT_TARGET

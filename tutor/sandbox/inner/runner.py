@@ -112,6 +112,20 @@ def _fence_state(torch) -> dict:
     }
 
 
+def _fixtures(request: RunRequest, namespace: dict, torch):
+    """A lab's fixtures, before its setup: the judge's half runs their code (the course's code is
+    readable there); the learner's half binds only their data, computed in a run of its own."""
+    if request.fixtures.strip():
+        return _run(request.fixtures, "<fixtures>", namespace, "setup")
+    if request.given:
+        try:
+            exchange.apply(namespace, request.given, torch, request.given_names)
+            namespace.pop("raised", None)
+        except Exception as exc:  # noqa: BLE001 - the host hands over what the fixtures' run exported
+            return exc, ErrorInfo("setup", type(exc).__name__, f"the lab's fixtures could not be read: {str(exc)[:300]}")
+    return None, None
+
+
 def run_request(request: RunRequest, torch) -> tuple[Observation, bytes | None]:
     """Run one request; the observation, and the exports of a learner's half (else None)."""
     baseline = _fence_state(torch)
@@ -126,7 +140,9 @@ def run_request(request: RunRequest, torch) -> tuple[Observation, bytes | None]:
     labkit.install_modules({**SERVED, **dict(request.modules)})
     started = time.perf_counter()
     obs_trace = None
-    raised, error = _run(request.setup, "<setup>", namespace, "setup")
+    raised, error = _fixtures(request, namespace, torch)
+    if error is None:
+        raised, error = _run(request.setup, "<setup>", namespace, "setup")
     # what setup bound, by identity: the learner's half of a judged run tells the judge which names it kept
     setup_ids = {name: id(value) for name, value in namespace.items()} if request.export else {}
     if error is None and request.imports:

@@ -69,10 +69,12 @@ def prepare(tier: Tier, extra_ro: list[tuple[int, str]], compile_cache: str = ""
     if tier == Tier.NAMESPACES:
         plan = mounts.build_plan(extra, held=numbers)
         allowed = extra
+        names = {path: path for path in held}  # bound at the same place in the private root
     else:  # Landlock's rule goes on the held directory itself (/proc/self/fd/N opens it, not a path lookup)
         allowed = shown + [f"/proc/self/fd/{numbers[path]}" for path in extra if path in numbers]
+        names = {path: f"/proc/self/fd/{numbers[path]}" if path in numbers else path for path in held}
     setup = Setup(tier=tier, uid=uid, gid=gid, root=root, landlock_abi=abi, seccomp=has_seccomp, plan=plan,
-                  base=_mount_base(), path_fds=path_fds, python_ro=python_ro, extra_ro=allowed,
+                  base=_mount_base(), path_fds=path_fds, python_ro=python_ro, extra_ro=allowed, extra_names=names,
                   compile_cache=cache.path if cache else "", output_dir=output.path if output else "")
     torch, threads = warm.warm_torch(threads)
     if python_fds:

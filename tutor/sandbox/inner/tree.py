@@ -55,8 +55,22 @@ class Setup:
     path_fds: list[int] = field(default_factory=list)  # at PATH_FD_BASE + i in every process
     python_ro: list[str] = field(default_factory=list)  # Python directories, as the runner names them
     extra_ro: list[str] = field(default_factory=list)  # what the caller asked to show read-only (a course's code)
+    extra_names: dict[str, str] = field(default_factory=dict)  # each of those host paths -> how a runner names it
     compile_cache: str = ""  # tier 1: the course's compile cache on the host (``compile_cache.py``)
     output_dir: str = ""  # tier 1: the caller's output directory on the host (``output_dir.py``)
+
+
+def runner_paths(setup: Setup, hidden) -> tuple[str, ...]:
+    """Hidden host paths as a runner names them; only those inside a read-only course directory
+    count (a request cannot use this to reach, or to cut up, anything else)."""
+    out = []
+    for path in hidden:
+        path = os.path.abspath(path)
+        for host, name in setup.extra_names.items():
+            if path.startswith(host.rstrip("/") + "/"):
+                out.append(name + path[len(host):])
+                break
+    return tuple(out)
 
 
 @dataclass
@@ -77,6 +91,7 @@ class RunSpec:
     cgroup: str = ""  # a cgroup v2 directory capping this run's memory and tasks, when one can be had
     cache: bool = False  # this run sees the compile cache read-write (tier 1, granted exec, learner side)
     writes_output: bool = False  # this run sees the output directory read-write (tier 1, granted output-dir)
+    hidden: tuple[str, ...] = ()  # paths inside extra_ro this run may not read, as the runner names them
 
 
 def spawn(setup: Setup, spec: RunSpec, body) -> int:
@@ -204,7 +219,7 @@ def _tier1_b(setup: Setup, spec: RunSpec, body) -> None:
     mounts.build_root(setup.plan, setup.base, setup.uid, setup.gid, SCRATCH_BYTES, SCRATCH_INODES,
                        shm="processes" in spec.grants, exec_ok="exec" in spec.grants,
                        cache=(setup.compile_cache, CACHE_TARGET) if spec.cache else None,
-                       output=(setup.output_dir, OUTPUT_TARGET) if spec.writes_output else None)
+                       output=(setup.output_dir, OUTPUT_TARGET) if spec.writes_output else None, hidden=spec.hidden)
     if setup.root:
         kernel.drop_to(setup.uid, setup.gid)
         kernel.set_pdeathsig(signal.SIGKILL)
@@ -270,19 +285,22 @@ OWN_PROC_ENTRIES = ("status", "stat", "statm", "cmdline", "comm", "environ", "li
                     "oom_score_adj", "loginuid", "sessionid", "personality", "auxv")
 
 
-def landlock_paths(setup: Setup, spec: RunSpec) -> tuple[list, list, list]:
+def landlock_paths(setup: Setup, spec: RunSpec) -> tuple[list, list, list, list]:
+    """What a run's Landlock rules allow: (read-only, read-write, devices, list-only directories)."""
     devices = ["/dev/null", "/dev/zero", "/dev/full"]
     if setup.tier == Tier.NAMESPACES:
         rw = (["/tmp"] + (["/dev/shm"] if "processes" in spec.grants else []) + ([CACHE_TARGET] if spec.cache else [])
               + ([OUTPUT_TARGET] if spec.writes_output else []))
-        return ["/"], rw, devices
+        ro, listable = mounts.split_hidden(["/"], list(spec.hidden)) if spec.hidden else (["/"], [])
+        return ro, rw, devices, listable
     own = f"/proc/{os.getpid()}"
     ro = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime",
           "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/sys/devices/system/cpu",
           *(f"{own}/{entry}" for entry in OWN_PROC_ENTRIES),
           "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/dev/urandom", "/dev/random"]
     ro = [p for p in ro if not os.path.islink(p)] + list(setup.python_ro) + list(setup.extra_ro)
-    return ro, [spec.scratch], devices
+    ro, listable = mounts.split_hidden(ro, list(spec.hidden)) if spec.hidden else (ro, [])
+    return ro, [spec.scratch], devices, listable
 
 
 def _runner(setup: Setup, spec: RunSpec, body, tier1: bool) -> None:
@@ -303,9 +321,9 @@ def _runner(setup: Setup, spec: RunSpec, body, tier1: bool) -> None:
         if setup.landlock_abi or setup.seccomp:
             kernel.no_new_privs()
         if setup.landlock_abi:
-            ro, rw, devices = landlock_paths(setup, spec)
-            landlock.landlock_restrict(setup.landlock_abi, ro, rw, devices,
-                                      deny_tcp="loopback" not in spec.grants, exec_ok="exec" in spec.grants)
+            ro, rw, devices, listable = landlock_paths(setup, spec)
+            landlock.landlock_restrict(setup.landlock_abi, ro, rw, devices, deny_tcp="loopback" not in spec.grants,
+                                      exec_ok="exec" in spec.grants, list_only=listable)
         if setup.seccomp:
             program = spec.seccomp_filter
             if program is None:  # tier 2: no pid namespace, so the filter names our own pid (signals)

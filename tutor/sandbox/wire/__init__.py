@@ -211,6 +211,14 @@ class RunRequest:
     learner_error: ErrorInfo | None = None  # the judge's half: the learner's code raised this
     trace: TraceSpec | None = None  # run the code traced (``inner/trace.py``): rows come back in the observation
     views: tuple[ViewSpec, ...] = ()  # views of what PyTorch recorded, made after the code (``wire/views.py``)
+    # Files and directories inside the sandbox's read-only course directories that this run may not
+    # read (a lab's reference, in the learner's half: ``tutor/sandbox/hidden_modules.py``); host paths.
+    hidden: tuple[str, ...] = ()
+    # A lab's fixtures (``Sandbox.run``): code the judge's half runs before the setup; the learner's half
+    # instead binds ``given``, the data of its ``given_names`` (UPPER_CASE) from a run of its own.
+    fixtures: str = ""
+    given: str = ""
+    given_names: tuple[str, ...] = ()
 
     def to_json(self) -> bytes:
         if self.judged:
@@ -248,7 +256,13 @@ class RunRequest:
                    probe_errors=None if data.get("probe_errors") is None else
                    {as_text(k, 200): _error(v, same) for k, v in as_dict(data["probe_errors"]).items()},
                    learner_error=_error(data.get("learner_error"), same), trace=read_spec(data.get("trace")),
-                   views=tuple(read_view_spec(v) for v in as_list(data.get("views", []))[:MAX_VIEWS]))
+                   views=tuple(read_view_spec(v) for v in as_list(data.get("views", []))[:MAX_VIEWS]),
+                   hidden=tuple(as_text(p, 4096) for p in as_list(data.get("hidden", []))[:MAX_HIDDEN]),
+                   fixtures=as_text(data.get("fixtures", ""), 4 << 20),
+                   given=as_text(data.get("given", ""), MAX_EXPORT + 4096), given_names=_names(data.get("given_names", [])))
+
+
+MAX_HIDDEN = 256  # hidden paths of one run: a lab forbids a handful of modules
 
 
 def _names(v: Any) -> tuple[str, ...]:
