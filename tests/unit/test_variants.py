@@ -254,3 +254,87 @@ def test_a_repair_with_variants_renders_its_wrong_fixes_for_the_instance(tmp_pat
                                                   "torch.arange({{m}}.)\n          out = centre(data)\n        test"),
                         capsys)
     assert rc == 1 and "`{{m}}` names no parameter" in out and "wrong_submissions[0]" in out
+
+
+def test_a_placeholder_may_choose_between_two_texts(tmp_path):
+    text = DRILL.replace("explanation: Summing over dim {{dim}} removes that dimension.",
+                         "explanation: \"Summing removes {{'the rows' if dim == 0 else 'the columns'}}.\"")
+    module, errors = _load(tmp_path, text)
+    assert errors == []
+    for seed in range(6):
+        drill = present_drill_instance(module.drills[0], seed)
+        wanted = "the rows" if dict(drill.instance)["dim"] == 0 else "the columns"
+        assert drill.explanation == f"Summing removes {wanted}."
+
+
+MOVING_BUG = """\
+format_version: 3
+module: vtest
+drills:
+  - id: moving
+    kind: first-divergence
+    variants:
+      params:
+        bug: [scale, shift]
+    prompt: Where does a contract first fail?
+    setup: |
+      import torch
+      x = torch.ones(3)
+    code: |
+      a = x * {{-1 if bug == 'scale' else 1}}
+      b = a + {{-5 if bug == 'shift' else 1}}
+      c = b.sqrt()
+    contracts:
+      a: {range: [0, 10]}
+      b: {range: [0, 10]}
+      c: {finite: true}
+    answer: "{{1 if bug == 'scale' else 2}}"
+    wrong_answers:
+      - {answer: 3, misconception: the NaN is made where it shows}
+      - {answer: "{{2 if bug == 'scale' else 1}}", misconception: the other line}
+    solution: |
+      a = x * 1
+      b = a + 1
+      c = b.sqrt()
+    explanation: Line {{1 if bug == 'scale' else 2}} makes a negative value.
+    hints: [Which line makes a value below zero?]
+"""
+
+
+def test_a_first_divergence_drill_may_move_its_bug_per_instance(tmp_path):
+    module, errors = _load(tmp_path, MOVING_BUG)
+    assert errors == []
+    seen = {}
+    for seed in range(8):
+        drill = present_drill_instance(module.drills[0], seed)
+        bug = dict(drill.instance)["bug"]
+        seen[bug] = (drill.divergence.answer_line, [w.answer for w in drill.wrong_answers])
+    assert seen == {"scale": (1, ["3", "2"]), "shift": (2, ["3", "1"])}
+
+
+def test_a_moving_answer_that_reads_as_no_line_is_left_for_check_to_name(tmp_path):
+    module, errors = _load(tmp_path, MOVING_BUG.replace("answer: \"{{1 if bug == 'scale' else 2}}\"",
+                                                        "answer: \"{{1 if bug == 'scale' else 9}}\""))
+    assert errors == []
+    shift = next(present_drill_instance(module.drills[0], s) for s in range(8)
+                 if dict(present_drill_instance(module.drills[0], s).instance)["bug"] == "shift")
+    assert shift.divergence.answer_line is None and shift.divergence.answer_stage == ""
+
+
+@pytest.mark.slow
+def test_check_proves_a_moving_bug_on_each_instance_and_names_the_one_it_misstates(tmp_path, capsys):
+    swapped = MOVING_BUG.replace("module: vtest", "module: vswap").replace(
+        "answer: \"{{1 if bug == 'scale' else 2}}\"", "answer: \"{{1 if bug == 'scale' else 3}}\"").replace(
+        "{answer: 3, misconception: the NaN is made where it shows}", "{answer: 4, misconception: after the NaN}")
+    paths = []
+    for name, text in (("good", MOVING_BUG), ("swapped", swapped)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "m.yaml").write_text(text, encoding="utf-8")
+        paths.append(str(tmp_path / name / "m.yaml"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTORCH_TUTOR_VARIANT_SAMPLE", "4")
+        rc = main(["check", *paths])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "ok   vtest/moving" in out
+    assert "FAIL vswap/moving" in out and "instance bug=shift" in out and "declares line 3" in out

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tutor.course.reader import Reader, join, type_name, unquoted_colon_note
@@ -77,6 +77,7 @@ class FirstDivergence:
     contracts: tuple[Contract, ...]
     answer_line: int | None = None  # the declared answer: a line ...
     answer_stage: str = ""  # ... or a stage's name
+    answer_template: str = ""  # a drill with variants: the answer as a placeholder, rendered per instance
     stages: tuple[CodeStage, ...] = ()
     trace_function: str = ""
     trace_until: tuple[int | None, ...] = ()  # per hint: show the trace up to this line (None: a text hint)
@@ -241,7 +242,16 @@ def read_answer_value(raw: Any, stages: tuple[CodeStage, ...], lines: int) -> tu
     return None, "", f"expected a line of the code (1 to {lines}){named}, got {text[:40]!r}"
 
 
+def templated(raw: Any) -> bool:
+    """An answer written as a placeholder (``"{{bug_line}}"``): a drill with variants moves its bug per
+    instance; it is read, and proved by ``check``, on each rendered instance."""
+    return isinstance(raw, str) and "{{" in raw
+
+
 def _answer(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[int | None, str]:
+    if templated(data[key]):
+        values["_answer_template"] = data[key]
+        return None, ""
     line, stage, problem = read_answer_value(data[key], values.get("stages", ()), code_lines(values))
     if problem:
         reader.error(reader.key_mark(data, key), join(path, key), problem)
@@ -316,6 +326,10 @@ def divergence_wrong_answers(reader: Reader, data: MarkedDict, key: str, path: s
         wrong = reader.mapping(item, where, items.item_marks[i], {"answer", "misconception"}, set())
         if wrong is None:
             continue
+        if templated(wrong["answer"]) or "_answer_template" in values:  # proved per instance by `check`
+            out.append(WrongAnswer(ask=ASK_KEY, answer=str(wrong["answer"]).strip(),
+                                   misconception=reader.text(wrong, "misconception", where)))
+            continue
         line, stage, problem = read_answer_value(wrong["answer"], stages, lines)
         if problem:
             reader.error(reader.key_mark(wrong, "answer"), join(where, "answer"), problem)
@@ -350,7 +364,17 @@ def build(values: dict) -> FirstDivergence | None:
     line, stage = values.get("answer", (None, ""))
     return FirstDivergence(contracts=values["contracts"], answer_line=line, answer_stage=stage,
                            stages=values.get("stages", ()), trace_function=values.get("trace_function", ""),
-                           trace_until=values.get("_trace_until", ()))
+                           trace_until=values.get("_trace_until", ()),
+                           answer_template=values.get("_answer_template", ""))
+
+
+def for_instance(spec: FirstDivergence, render, lines: int) -> FirstDivergence:
+    """The drill's first-divergence part on one instance: a templated answer read as that instance's line
+    (or stage); one that reads as neither stays unset, and `check` names the instance."""
+    if not spec.answer_template:
+        return spec
+    line, stage, problem = read_answer_value(render(spec.answer_template), spec.stages, lines)
+    return replace(spec, answer_line=None if problem else line, answer_stage="" if problem else stage)
 
 
 READERS = {"contracts": _contracts, "stages": _stages, "answer": _answer, "trace_function": _trace_function}

@@ -11,7 +11,7 @@ instance is gradable. ``present_drill_instance(drill, seed)`` is the one entry p
 session, review and retry paths call to get the drill as the learner sees it for an attempt.
 
 ``where:`` is read with ``ast`` into a tiny whitelisted grammar (comparisons, and/or/not,
-+ - * / // %, parameter names, literals) and evaluated by walking that tree: never ``eval``. A placeholder
+``a if b else c``, + - * / // %, parameter names, literals) and evaluated by walking that tree: never ``eval``. A placeholder
 may be such an expression too (``{{rows * cols}}``), for the numbers an explanation or a wrong answer derives.
 """
 
@@ -71,8 +71,9 @@ def parse_where(text: str, names: set[str]) -> ast.expr:
         elif isinstance(node, ast.UnaryOp) and not isinstance(node.op, (ast.Not, ast.USub)):
             raise WhereError("only `not` and unary minus are allowed")
         elif not isinstance(node, (ast.Name, ast.Constant, ast.BinOp, ast.Compare, ast.UnaryOp, ast.BoolOp, ast.Tuple,
-                                   ast.List, ast.Load, ast.And, ast.Or, ast.Not, ast.USub, *_ARITH, *_COMPARE)):
-            raise WhereError(f"{type(node).__name__} is not allowed (comparisons, and/or/not, + - * / // % only)")
+                                   ast.List, ast.IfExp, ast.Load, ast.And, ast.Or, ast.Not, ast.USub, *_ARITH, *_COMPARE)):
+            raise WhereError(f"{type(node).__name__} is not allowed (comparisons, and/or/not, a if b else c, "
+                             "+ - * / // % only)")
     return tree
 
 
@@ -92,6 +93,8 @@ def evaluate(node: ast.expr, env: dict[str, Scalar]) -> Any:
         return all(values) if isinstance(node.op, ast.And) else any(values)
     if isinstance(node, ast.BinOp):
         return _ARITH[type(node.op)](evaluate(node.left, env), evaluate(node.right, env))
+    if isinstance(node, ast.IfExp):  # only the branch taken is evaluated
+        return evaluate(node.body, env) if evaluate(node.test, env) else evaluate(node.orelse, env)
     assert isinstance(node, ast.Compare)
     left = evaluate(node.left, env)
     for op, right_node in zip(node.ops, node.comparators):
@@ -282,6 +285,7 @@ def drill_texts(values: dict) -> dict[str, str]:
         out[f"ask[{i}]"] = f"{ask.expr or ''}\n{ask.question}"
     for i, wrong in enumerate(values.get("wrong_answers", ())):
         out[f"wrong_answers[{i}]"] = f"{wrong.answer}\n{wrong.misconception}"
+    out["answer"] = values.get("_answer_template", "")  # a first-divergence drill whose bug moves per instance
     for i, wrong in enumerate(values.get("wrong_submissions", ())):  # a repair's wrong fixes move with the bug
         out[f"wrong_submissions[{i}]"] = "\n".join([wrong.code, wrong.says, wrong.misconception,
                                                    *(code for _, code in wrong.files)])
@@ -330,7 +334,13 @@ def present_instance(drill, instance: Instance):
     wrong = tuple(replace(w, answer=r(w.answer), misconception=r(w.misconception)) for w in drill.wrong_answers)
     fixes = tuple(replace(w, code=r(w.code), says=r(w.says), misconception=r(w.misconception),
                           files=tuple((name, r(code)) for name, code in w.files)) for w in drill.wrong_submissions)
+    divergence = drill.divergence
+    if divergence is not None:
+        from tutor.course.divergence_fields import for_instance
+
+        divergence = for_instance(divergence, r, len(r(drill.code).splitlines()))
     return replace(drill, prompt=r(drill.prompt), code=r(drill.code), setup=r(drill.setup), check=r(drill.check),
+                   divergence=divergence,
                    solution=r(drill.solution), probe=r(drill.probe), explanation=r(drill.explanation),
                    gpu_note=r(drill.gpu_note), wrong_submissions=fixes,
                    hints=tuple(map(r, drill.hints)), asks=asks, wrong_answers=wrong, instance=instance,
