@@ -30,6 +30,7 @@ class Session:
         self.course = course
         self.store = store
         store.use_course(course.identity)  # this course's progress only: a profile holds several
+        store.apply_renames(course.renames())  # progress under a renamed drill's old id is the new id's
         self.review = ReviewQueue(store, clock)
         self._progress: CourseProgress | None = None
         self._new_since_practice = 0  # drills finished since a weak spot was last woven in (this sitting)

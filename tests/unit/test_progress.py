@@ -92,3 +92,53 @@ def test_unknown_attempt_kind_is_refused(tmp_path):
     store = ProfileStore.open(tmp_path / "p.sqlite")
     with pytest.raises(ValueError):
         store.record(attempt("01", "d1", kind="guess"))
+
+
+def test_a_renamed_drill_keeps_its_progress_cards_drafts_and_position(tmp_path, mini_course_dir):
+    """A module's `renamed: {old: new}` moves a learner's rows of the old id to the new one when a session opens
+    the course: the drill stays verified, its review card and its typed answers follow, nothing is dropped."""
+    import shutil
+
+    from tutor.course.loader import load_course
+    from tutor.session import Session
+
+    root = tmp_path / "course"
+    shutil.copytree(mini_course_dir, root)
+    first = root / "01_first.yaml"
+    text = first.read_text()
+    assert "id: sum-dtype" in text
+    first.write_text(text.replace("id: sum-dtype", "id: sum-dtype-promotion").replace(
+        "\ndrills:\n", "\nrenamed:\n  sum-dtype: sum-dtype-promotion\n\ndrills:\n", 1))
+    course = load_course(root)
+    assert not course.all_errors(), course.all_errors()
+    store = ProfileStore.open(tmp_path / "p.sqlite", course.identity)
+    for drill in ("transpose-strides", "sum-dtype"):
+        store.record(attempt("01", drill))
+    store.save_card("01", "sum-dtype", "drill", "{}")
+    store.save_drafts("01", "sum-dtype", {"y.dtype": "torch.int64"})
+    store.set_position("01", "sum-dtype")
+    session = Session(course, store)
+    assert session.progress.of("01").drills_done == {"transpose-strides", "sum-dtype-promotion"}
+    assert [c[1] for c in store.cards()] == ["sum-dtype-promotion"]
+    assert store.drafts("01", "sum-dtype-promotion") == {"y.dtype": "torch.int64"}
+    assert store.drafts("01", "sum-dtype") == {}
+    assert store.position() == ("01", "sum-dtype-promotion")
+    assert store.apply_renames(course.renames()) == 0  # nothing left to move: the next opening changes nothing
+
+
+@pytest.mark.parametrize("renamed, says", [
+    ("{sum-dtype: nowhere}", "'nowhere' is no drill or self-check of this module"),
+    ("{transpose-strides: sum-dtype}", "'transpose-strides' is still an item of this module"),
+    ("[a, b]", "expected a mapping of old id: new id"),
+])
+def test_a_bad_rename_is_an_error_at_its_line(tmp_path, mini_course_dir, renamed, says):
+    import shutil
+
+    from tutor.course.loader import load_course
+
+    root = tmp_path / "course"
+    shutil.copytree(mini_course_dir, root)
+    first = root / "01_first.yaml"
+    first.write_text(first.read_text().replace("\ndrills:\n", f"\nrenamed: {renamed}\n\ndrills:\n", 1))
+    errors = load_course(root).all_errors()
+    assert any(says in e.message and e.field.startswith("renamed") for e in errors), errors

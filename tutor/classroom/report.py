@@ -116,8 +116,10 @@ def build(course: Course, paths: list[Path]) -> ClassReport:
             continue
         # another course's history (a profile holds several) is not this one's
         attempts = [a for a in attempts if a.module in modules and a.course in ("", course.id)]
+        renames = course.renames()  # an export made before a drill was renamed counts under its new id
         for a in attempts:
             a.seconds = _clean_seconds(a.seconds)
+            a.item = renames.get((a.module, a.item), a.item)
         progress = summarise(course, attempts)
         certainty = Certainty()
         seconds = 0.0

@@ -76,6 +76,10 @@ class Course:
     def modules(self) -> list[Module]:
         return [s.module for s in self.slots if s.module is not None]
 
+    def renames(self) -> dict[tuple[str, str], str]:
+        """(module id, old item id) -> new item id, for every item a module renamed (its ``renamed:``)."""
+        return {(m.id, old): new for m in self.modules() for old, new in m.renamed}
+
 
 def _read_bytes(path: Path, shown: str) -> bytes:
     try:

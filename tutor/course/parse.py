@@ -16,7 +16,7 @@ from tutor.course import data_files, divergence_fields, fields, lab_fields, vari
 from tutor.course.errors import LessonError
 from tutor.course.reader import Reader, join, type_name
 from tutor.course.schema import (DEFAULT_TIMEOUT, ERROR_ASK_KEY, MAX_TIMEOUT, READABLE_VERSIONS, Ask, Drill, DrillKind,
-                                 Module, SelfCheck, WrongAnswer, file_stem)
+                                 Module, SelfCheck, WrongAnswer, file_stem, is_safe_id)
 from tutor.course.yaml_source import Mark, MarkedDict
 from tutor.judge.kinds import KINDS
 from tutor.judge.text_match import DEFAULT_MATCH, MATCH_MODES, pattern_problem
@@ -71,9 +71,36 @@ def parse_module(data: Any, filename: str) -> tuple[Module | None, list[LessonEr
         seen_checks.add(check.id)
         self_checks.append(check)
 
+    renamed = _renamed(reader, root, {d.id for d in drills} | {c.id for c in self_checks})
     if reader.errors:
         return None, reader.errors
-    return Module(module_id, filename, intro, tuple(drills), tuple(self_checks), version, shared_setup), []
+    return Module(module_id, filename, intro, tuple(drills), tuple(self_checks), version, shared_setup,
+                  renamed=renamed), []
+
+
+def _renamed(reader: Reader, root: MarkedDict, ids: set[str]) -> tuple[tuple[str, str], ...]:
+    """``renamed: {old id: new id}``: each new id an item of this module, each old one no longer an item."""
+    if "renamed" not in root:
+        return ()
+    raw = root["renamed"]
+    if not isinstance(raw, MarkedDict):
+        reader.error(reader.key_mark(root, "renamed"), "renamed", f"expected a mapping of old id: new id, got {type_name(raw)}")
+        return ()
+    out = []
+    for old, new in raw.items():
+        at = join("renamed", str(old))
+        mark = raw.key_marks[old]
+        if not isinstance(old, str) or not isinstance(new, str) or not is_safe_id(old) or not is_safe_id(new):
+            reader.error(mark, at, "expected old-id: new-id, both drill or self-check ids")
+        elif new not in ids:
+            reader.error(mark, at, f"{new!r} is no drill or self-check of this module")
+        elif old in ids:
+            reader.error(mark, at, f"{old!r} is still an item of this module: progress under it is its own")
+        elif new in raw:
+            reader.error(mark, at, f"{new!r} is renamed again: name the last id")
+        else:
+            out.append((old, new))
+    return tuple(out)
 
 
 def _drill_kind(reader: Reader, data: MarkedDict, path: str, version: int) -> DrillKind | None:

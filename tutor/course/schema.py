@@ -278,6 +278,9 @@ class Module:
     self_checks: tuple[SelfCheck, ...]
     format_version: int = FORMAT_VERSION
     setup: str = ""  # shared by every drill of the module (format 2)
+    # (old id, new id): items renamed since learners may hold progress under the old id (``progress.store``
+    # moves their rows to the new id when a session opens the course)
+    renamed: tuple[tuple[str, str], ...] = ()
     # the parsed-module cache's key of the file this came from (its bytes, its shown name, the parser's
     # code): what is derived from the module alone (the giveaway check) is cached under it too
     source_key: str = field(default="", compare=False, repr=False)

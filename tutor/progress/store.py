@@ -142,6 +142,24 @@ class ProfileStore:
             raise ValueError("a course identity is needed")
         self.course = course
 
+    def apply_renames(self, renames: dict[tuple[str, str], str]) -> int:
+        """Move this course's rows of each renamed item (module, old id) to its new id: attempts, review
+        cards, drafts and the position. Run on every opening; a row already moved is not there to move
+        again. Where both ids hold a card (or a draft field), the new id's stays. Returns the rows moved."""
+        moved = 0
+        with self._writing():
+            for (module, old), new in renames.items():
+                key = (self.course, module, old)
+                moved += self._db.execute("UPDATE attempts SET item = ? WHERE course = ? AND module = ? AND item = ?",
+                                          (new, *key)).rowcount
+                for table in ("cards", "drafts"):
+                    moved += self._db.execute(f"UPDATE OR IGNORE {table} SET item = ? "  # noqa: S608 - fixed names
+                                              "WHERE course = ? AND module = ? AND item = ?", (new, *key)).rowcount
+                    self._db.execute(f"DELETE FROM {table} WHERE course = ? AND module = ? AND item = ?", key)  # noqa: S608
+                moved += self._db.execute("UPDATE position SET item = ? WHERE key = ? AND module = ? AND item = ?",
+                                          (new, *key)).rowcount
+        return moved
+
     def courses(self) -> list[str]:
         """Every course this profile holds progress for."""
         rows = self._db.execute("SELECT course FROM attempts UNION SELECT course FROM cards "
