@@ -136,6 +136,21 @@ def test_naming_the_answer_line_or_a_misconception_before_the_reveal_warns(tmp_p
     assert found and says in found[0].reason, [str(g) for g in drill_giveaways(module, module.drills[0])]
 
 
+def test_a_norm_named_like_a_line_and_a_common_line_in_the_intro_are_not_giveaways(tmp_path):
+    """"L1 loss" is a norm, not line 1; an intro quoting a short line every drill has is not this drill's answer."""
+    from tutor.course.giveaway import drill_giveaways
+
+    text = DRILL.replace("{trace_until: 0}", "Which line first reads the pixels?").replace(
+        "a permute changes values", '"a permute never changes values, it only reorders the dimensions"')
+    module, _ = load(tmp_path, text.replace("prompt: Where does a contract first fail?",
+                                            "prompt: An L1 loss is next. Where does a contract first fail?"))
+    assert [g for g in drill_giveaways(module, module.drills[0]) if g.where == "prompt"] == []
+    module, _ = load(tmp_path, text.replace("prompt: Where does a contract first fail?",
+                                            "prompt: Where, by L1, does a contract first fail?"))
+    assert [g.reason for g in drill_giveaways(module, module.drills[0]) if g.where == "prompt"] == [
+        "names the answer line (line 1)"]
+
+
 def test_an_unquoted_colon_in_a_hint_is_explained(tmp_path):
     _module, errors = load(tmp_path, DRILL.replace("{trace_until: 0}", "Remember: a permute moves no values"))
     assert any(e.field.endswith("hints[1]") and "as a mapping" in e.message for e in errors), [str(e) for e in errors]

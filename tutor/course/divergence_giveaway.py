@@ -16,6 +16,7 @@ from typing import Callable, Mapping
 from tutor.course.divergence_fields import ASK_KEY
 from tutor.course.schema import Drill, Module
 
+MIN_INTRO_CODE = 25  # characters (spaces left out) of an answer line the module intro may not quote
 MIN_CODE = 8  # a shorter line (`x = a`) is too common to judge by its spelling
 
 
@@ -40,10 +41,16 @@ def divergence_giveaways(module: Module, drill: Drill, observed: Mapping[str, st
     code = lines[line - 1].strip() if line is not None and 0 < line <= len(lines) else ""
     if len(code) >= MIN_CODE:
         for where, text in texts:
+            # the module intro speaks of every drill: a short common line there (`loss.backward()`) is not
+            # this drill's answer, so there only a line long enough to be this code's own counts
+            if where == "module intro" and len(_squashed(code)) < MIN_INTRO_CODE:
+                continue
             if _squashed(code) in _squashed(text):
                 found.append(make(where, f"quotes the answer line's code ({code[:60]!r})"))
     if line is not None:
-        spelled = re.compile(rf"\b(?:line|L)\s*{line}\b", re.IGNORECASE)
+        # "line 6", "lines 6", "L6"; not "L2 regularisation" or "an L1 loss" (a norm, not a line)
+        spelled = re.compile(rf"\blines?\s*{line}\b|\bL{line}\b(?!\s*(?:norm|regulari|loss|penalt|distance|decay))",
+                             re.IGNORECASE)
         for where, text in texts:
             if spelled.search(text):
                 found.append(make(where, f"names the answer line (line {line})"))
