@@ -115,8 +115,8 @@ def thinly_proved_labs(modules: Iterable[Module]) -> list[str]:
 
 
 def _proved_by_wrong_submissions(drill) -> bool:
-    """Labs and repairs (a first-divergence drill proves its wrong answers from traces instead)."""
-    return drill.is_exercise or (drill.is_repair and not drill.is_first_divergence)
+    """Labs and repairs, a first-divergence drill's repair included (its contracts judge the repair)."""
+    return drill.is_exercise or drill.is_repair
 
 
 def _thin_summary(modules: list[Module]) -> str:

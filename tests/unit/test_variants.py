@@ -298,6 +298,14 @@ drills:
       c = b.sqrt()
     explanation: Line {{1 if bug == 'scale' else 2}} makes a negative value.
     hints: [Which line makes a value below zero?]
+    wrong_submissions:
+      - code: |
+          a = x * {{-1 if bug == 'scale' else 1}}
+          b = a + {{-5 if bug == 'shift' else 1}}
+          c = b.clamp_min(0).sqrt()
+        test: check
+        says: "{{'a' if bug == 'scale' else 'b'}} spans"
+        misconception: the NaN is repaired where it shows
 """
 
 
@@ -338,3 +346,19 @@ def test_check_proves_a_moving_bug_on_each_instance_and_names_the_one_it_misstat
     assert rc == 1
     assert "ok   vtest/moving" in out
     assert "FAIL vswap/moving" in out and "instance bug=shift" in out and "declares line 3" in out
+
+
+@pytest.mark.slow
+def test_check_proves_a_first_divergence_drills_wrong_repair_is_rejected_by_a_contract(tmp_path, capsys):
+    """A first-divergence drill's repair is judged by its contracts on the final values: a wrong repair (the NaN
+    clamped where it shows) must break one, with the words `says:` pins; one that keeps them all is a hole."""
+    hole = MOVING_BUG.replace("module: vtest", "module: vhole").replace("c = b.clamp_min(0).sqrt()", "c = b.sqrt()").replace(
+        "a = x * {{-1 if bug == 'scale' else 1}}\n          b = a + {{-5 if bug == 'shift' else 1}}\n          c = b.sqrt()",
+        "a = x * 1\n          b = a + 1\n          c = b.sqrt()")
+    (tmp_path / "hole").mkdir()
+    (tmp_path / "hole" / "m.yaml").write_text(hole, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTORCH_TUTOR_VARIANT_SAMPLE", "2")
+        rc = main(["check", str(tmp_path / "hole" / "m.yaml")])
+    out = capsys.readouterr().out
+    assert rc == 1 and "FAIL vhole/moving" in out and "wrong fix 1" in out and "the check accepts it" in out

@@ -72,7 +72,7 @@ DRILL_FIELDS: tuple[FieldSpec, ...] = (
     # reach the learner's process as data, and the judge's process runs it (judge/labs.py)
     _f("fixtures", "code", allowed={LAB}, since=2),
     # labs and repairs: a repair's wrong fixes (repair_rules in lab_fields.py)
-    _f("wrong_submissions", "wrong_submissions", allowed={LAB, REPAIR}, since=2),
+    _f("wrong_submissions", "wrong_submissions", allowed={LAB, REPAIR} | TRACED, since=2),
     _f("files", "files", allowed={LAB}, since=2),
     _f("uses", "uses", allowed={LAB}, since=2),
     _f("show_tests", "flag", allowed={LAB}, since=2),

@@ -208,7 +208,7 @@ def _cross_field_rules(reader: Reader, data: MarkedDict, path: str, kind: DrillK
                      "a repair drill needs a `check` that the solution passes and the code fails")
     if kind is DrillKind.LAB:
         lab_fields.lab_rules(reader, data, path, values)
-    if kind is DrillKind.REPAIR:
+    if kind in (DrillKind.REPAIR, DrillKind.FIRST_DIVERGENCE):  # a first-divergence drill's repair is judged too
         lab_fields.repair_rules(reader, data, path, values)
     if kind is DrillKind.FIRST_DIVERGENCE:
         divergence_fields.divergence_rules(reader, data, path, values)

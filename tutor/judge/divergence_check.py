@@ -3,8 +3,9 @@
 The code's first failing line (or stage) is the declared ``answer``; every listed wrong
 answer is not it; no ``{trace_until: N}`` hint shows the failing row; the code's final values
 break a contract in the judge's process (a repair is decided there, so unchanged code must not
-pass); and on the solution's trace every contract holds on every row (and on the final values,
-in the judge's process).
+pass); on the solution's trace every contract holds on every row (and on the final values,
+in the judge's process); and each declared wrong repair (the symptom patched, not the line that
+went wrong) breaks a contract on its final values, with the words its ``says:`` pins.
 """
 
 from __future__ import annotations
@@ -65,4 +66,8 @@ async def divergence_problems(drill: Drill, service) -> tuple[list[str], dict[st
     if fixed_obs.check != "passed" and fixed_obs.error is None:
         problems.append(f"solution's final values break a contract (judge's check {fixed_obs.check}): "
                         f"{fixed_obs.check_message}")
+    if drill.wrong_submissions:  # each wrong repair's final values break a contract, in the words it pins
+        from tutor.judge.repair_check import wrong_fix_problems
+
+        problems.extend(await wrong_fix_problems(drill, service))
     return problems, observed
