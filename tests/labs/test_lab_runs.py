@@ -160,3 +160,42 @@ def test_a_lab_graded_by_one_check_reports_it_as_the_test_named_check(sandbox, c
     assert [(t.name, t.passed) for t in outcome.tests] == [("check", True)]
     outcome = run(sandbox, old_style, old_style.starter)
     assert [t.name for t in outcome.tests] == ["check"] and not outcome.tests[0].passed
+
+
+def test_a_repairs_judge_imports_the_course_helper_its_setup_imports(sandbox, tmp_path):
+    """A repair's setup runs in both halves; the judge's half had no course helpers, so `import puzzles` in the
+    setup failed there ('No module named') and every repair of a pack with helpers failed its check."""
+    import shutil
+
+    root = tmp_path / "pack"
+    shutil.copytree(PACK, root)
+    module = root / "01_puzzles.yaml"
+    module.write_text(module.read_text().replace("\ndrills:\n", '''
+drills:
+  - id: helper-repair
+    kind: repair
+    title: "Repair: a helper's result"
+    prompt: The total should count every element.
+    setup: |
+      import torch
+      from puzzles import arange
+    code: |
+      total = int(arange(4)[:3].sum())
+    ask:
+      - {expr: total, kind: int}
+    check: |
+      assert total == int(arange(4).sum()), f"total is {total}"
+    solution: |
+      total = int(arange(4).sum())
+    explanation: The slice drops the last element.
+    hints: [Which elements does the slice keep?]
+    wrong_answers:
+      - {expr: total, answer: "6", misconception: a slice to 3 keeps index 3}
+''', 1))
+    course = load_course(root)
+    assert not course.all_errors(), course.all_errors()
+    drill = course.slot("1").module.drill("helper-repair")
+    fixed = asyncio.run(sandbox.run(request_for(drill, drill.solution))).observation
+    assert fixed.error is None and fixed.check == "passed", (fixed.error, fixed.check_message)
+    buggy = asyncio.run(sandbox.run(request_for(drill))).observation
+    assert buggy.check == "failed" and "total is 3" in buggy.check_message

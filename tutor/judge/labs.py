@@ -27,8 +27,8 @@ def request_fields(drill: Drill, code: str, files: Mapping[str, str] | None = No
     stage's reference ("use the reference for this stage").
     """
     helpers = tuple(drill.helpers)
-    if not drill.is_exercise:
-        return {"modules": helpers} if helpers else {}
+    if not drill.is_exercise:  # a repair's check runs in the judge's process, whose setup imports them too
+        return {"modules": helpers, "judge_modules": helpers} if helpers else {}
     files = dict(files or {})
     learner_files = tuple((f.name, files.get(f.name, f.starter)) for f in drill.files)
     learner_stages = tuple((s.name, files.get(s.name, s.reference)) for s in drill.stages)
