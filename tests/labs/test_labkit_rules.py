@@ -85,3 +85,20 @@ def test_text_modules_import_dotted_names_from_text_only():
         sys.meta_path.remove(finder)
         for name in ("llm", "llm.bpe", "plain_helper"):
             sys.modules.pop(name, None)
+
+
+def test_a_dotted_forbidden_name_is_refused_where_the_code_reaches_it_and_a_bare_one_in_imports():
+    """`forbid_names: [torch.autograd]` never fired before (only plain names were compared); `[autograd]` missed
+    `from torch import autograd`. A bare name still leaves attributes alone (`sum` does not forbid `x.sum()`)."""
+    dotted = {"forbid_names": ["torch.autograd"]}
+    refused = "rule forbid_names: `torch.autograd` may not be used in this lab"
+    for source in ("import torch\ng = torch.autograd.grad\n", "from torch.autograd import grad\n",
+                   "from torch import autograd\n", "import torch.autograd as ag\n"):
+        found = problems(source, dotted)
+        assert len(found) == 1 and refused in found[0], (source, found)
+    assert problems("import torch\ny = torch.func.grad\n", dotted) == []
+    bare = {"forbid_names": ["autograd", "sum"]}
+    assert problems("from torch import autograd\n", bare) == ["line 1: rule forbid_names: `autograd` may not be used in this lab"]
+    assert problems("import torch.autograd\n", bare) == ["line 1: rule forbid_names: `autograd` may not be used in this lab"]
+    assert problems("def f(x):\n    return x.sum()\n", bare) == []
+    assert problems("def f(x):\n    return sum(x)\n", bare) == ["line 2: rule forbid_names: `sum` may not be used in this lab"]

@@ -152,10 +152,13 @@ def _file_problems(rules: dict, source: str) -> list[str]:
     allow_names = set(rules["allow_names"]) if "allow_names" in rules else None
     allow_attributes = set(rules["allow_attributes"]) if "allow_attributes" in rules else None
     allow_calls = set(rules["allow_calls"]) if "allow_calls" in rules else None
-    forbid_names = set(rules.get("forbid_names", ()))
+    forbid_names = {n for n in rules.get("forbid_names", ()) if "." not in n}
     problems.extend(f"line {line}: rule forbid_modules: `{name}` may not be imported in this lab: it holds the "
                     "code this lab asks you to write, and the lab grades your own"
                     for line, name in forbidden_imports(tree, rules.get("forbid_modules", ())))
+    # a dotted name (`torch.autograd`) is forbidden wherever the code reaches it: imported, or read as an attribute
+    problems.extend(f"line {line}: rule forbid_names: `{name}` may not be used in this lab"
+                    for line, name in forbidden_imports(tree, [n for n in rules.get("forbid_names", ()) if "." in n]))
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         for used in _used_names(node) if forbid_names else ():
@@ -249,13 +252,16 @@ def _bound_names(tree: ast.AST) -> set[str]:
 
 
 def _used_names(node: ast.AST) -> list[str]:
-    """The top-level names a node reads or imports (``torch`` of ``import torch.nn`` or ``torch.zeros``)."""
+    """The names a node reads or imports: a name read (``torch`` of ``torch.zeros``; an attribute's name is
+    not one: forbidding `sum` leaves `x.sum()` alone, and `torch.autograd` is forbidden by its dotted name),
+    every part of an imported module's name (``torch``, ``autograd`` of ``import torch.autograd``) and each
+    name a ``from`` import binds."""
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
         return [node.id]
     if isinstance(node, ast.Import):
-        return [a.name.split(".")[0] for a in node.names]
+        return [part for a in node.names for part in a.name.split(".")]
     if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-        return [node.module.split(".")[0]]
+        return node.module.split(".") + [a.name for a in node.names]
     return []
 
 
