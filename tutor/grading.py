@@ -40,7 +40,7 @@ def request_for(drill: Drill, code: str | None = None, files: Mapping[str, str] 
     code = drill.code if code is None else code
     views = tuple(ViewSpec(v.kind, v.of, v.optimizer) for v in drill.all_views)  # shown after the reveal
     return RunRequest(code=code, setup=setup, check=drill.check, asks=asks, timeout=drill.timeout,
-                      needs=drill.needs, probe=drill.probe, judged=judged, views=views,
+                      needs=drill.needs, probe=drill.probe, threads=drill.threads, judged=judged, views=views,
                       declares=declared_names(drill) if judged else (), **labs.request_fields(drill, code, files))
 
 
@@ -65,6 +65,7 @@ def divergence_request(drill: Drill, code: str | None = None, trace_function: st
                       watch=tuple(c.name for c in spec.contracts))
     return RunRequest(code=drill.code if code is None else code, setup=full_setup(drill),
                       check=final_check(spec), timeout=drill.timeout, needs=drill.needs, judged=True, trace=trace,
+                      threads=drill.threads,
                       declares=declared_names(drill),
                       modules=drill.helpers, judge_modules=drill.helpers)  # the setup may import a course helper
 
@@ -74,7 +75,7 @@ def trace_request(drill: Drill, code: str | None = None) -> RunRequest:
     if drill.is_first_divergence:
         return divergence_request(drill, code)
     return RunRequest(code=drill.code if code is None else code, setup=full_setup(drill), timeout=drill.timeout,
-                      needs=drill.needs, modules=drill.helpers, trace=TraceSpec())
+                      needs=drill.needs, modules=drill.helpers, trace=TraceSpec(), threads=drill.threads)
 
 
 def read_answers(drill: Drill, texts: Mapping[str, str]) -> dict[str, ReadAnswer]:

@@ -170,3 +170,14 @@ def test_a_long_failure_keeps_the_line_that_says_why():
     assert obs.error.message.startswith("C++ compile error") and "characters cut" in obs.error.message
     assert obs.error.message.endswith("g++: internal compiler error: File size limit exceeded")
     assert obs.check == "failed" and obs.check_message.endswith("the assertion that matters")
+
+
+def test_a_run_may_ask_for_fewer_intra_op_threads_never_more():
+    """`threads:` on a drill: a small op on a busy machine runs faster on one thread; the sandbox's own count caps it."""
+    code = "n = torch.get_num_threads()"
+    counts = {}
+    for threads in (0, 1, 64):
+        result = run_sync(RunRequest(code=code, setup="import torch", threads=threads))
+        assert result.ok and result.observation.error is None, result.message
+        counts[threads] = result.observation.variables["n"]["value"]
+    assert counts[1] == 1 and counts[64] == counts[0] >= 1, counts

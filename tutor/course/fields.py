@@ -63,6 +63,7 @@ DRILL_FIELDS: tuple[FieldSpec, ...] = (
     _f("timeout_reason", "optional_text"),
     _f("gpu_note", "optional_text"),
     _f("needs", "needs"),
+    _f("threads", "threads", since=2),  # intra-op threads for this drill's runs (a small op on a busy machine)
     _f("data", "data", since=2),  # files of the course's data/ directory the drill reads (data_files.py)
     _f("views", "views", allowed=PREDICTS, since=2),  # shown after the reveal (view_fields.py reads them)
     # labs, format 2 (lab_fields.py reads them)

@@ -174,6 +174,7 @@ def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, 
         gpu_note=values.get("gpu_note", ""),
         starter=values.get("starter", ""),
         needs=values.get("needs", ()),
+        threads=values.get("threads", 0),
         probe=values.get("probe", ""),
         line=mark[0],
         kind=kind,
@@ -237,6 +238,17 @@ def _seconds(reader: Reader, data: MarkedDict, key: str, path: str, values: dict
     return reader.number(data, key, path, 0, MAX_TIMEOUT, f"seconds between 0 and {MAX_TIMEOUT:g}")
 
 
+MAX_THREADS = 64
+
+
+def _threads(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> int:
+    raw = data[key]
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= MAX_THREADS:
+        reader.error(reader.key_mark(data, key), join(path, key), f"expected a whole number of threads, 1 to {MAX_THREADS}")
+        return 0
+    return raw
+
+
 def _needs(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) -> tuple[str, ...]:
     needs = reader.text_list(data, key, path)
     for need in needs:
@@ -298,7 +310,7 @@ def _text_reader(kind: str) -> Callable:
 
 READERS: dict[str, Callable[[Reader, MarkedDict, str, str, dict], Any]] = {
     "id": _text_reader("id"), "text": _text_reader("text"), "optional_text": _text_reader("optional_text"),
-    "code": _text_reader("code"), "texts": _text_reader("texts"), "kind": _kind_value, "seconds": _seconds,
+    "code": _text_reader("code"), "texts": _text_reader("texts"), "kind": _kind_value, "seconds": _seconds, "threads": _threads,
     "needs": _needs, "hints": _hints, "asks": _asks, "wrong_answers": _wrong_answers, **lab_fields.READERS,
     "data": data_files.read_names,
     **divergence_fields.READERS,

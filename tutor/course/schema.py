@@ -188,6 +188,7 @@ class Drill:
     solution: str = ""
     timeout: float = DEFAULT_TIMEOUT
     timeout_reason: str = ""
+    threads: int = 0  # intra-op threads for this drill's runs (0: the sandbox's); never more than it has
     # A lab's fixtures: what its tests compute with the reference, never run in the learner's process
     # (whose sandbox hides the modules its rules forbid): its UPPER_CASE names reach that process as data
     fixtures: str = ""

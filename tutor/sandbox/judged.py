@@ -57,6 +57,7 @@ async def run_judged(run_plain: RunPlain, request: RunRequest, read_only, compil
         imports=learner.exports.decode("utf-8", "replace"),
         binds=binds, rebinds=rebinds,
         timeout=request.timeout, needs=request.needs, modules=request.judge_modules, tests=request.tests,
+        threads=request.threads,
         rules=request.rules, sources=request.sources, probe_errors=dict(obs.probe_errors),
         learner_error=code_error))
     verdict = judge.observation

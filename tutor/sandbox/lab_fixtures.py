@@ -34,7 +34,7 @@ def given_names(fixtures: str) -> tuple[str, ...]:
 def fixture_request(request: RunRequest) -> RunRequest:
     """The run that computes a lab's fixtures: their code alone, exporting what it binds as data."""
     return RunRequest(code=request.fixtures, timeout=request.timeout, needs=request.needs,
-                      modules=request.judge_modules, export=True)
+                      modules=request.judge_modules, export=True, threads=request.threads)
 
 
 class FixtureCache:

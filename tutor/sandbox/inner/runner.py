@@ -247,7 +247,8 @@ def run_snippet(request: RunRequest, env: dict, torch, kernel_refuses_network: b
     # starting their first op) can both take the stale pool, and one gets none: "pool INTERNAL
     # ASSERT FAILED ... Invalid thread pool!" (seen in 35's lab with 4 threads on a busy machine).
     # Rebuilt here, while this process has one thread, with the count it already has.
-    torch.set_num_threads(torch.get_num_threads())
+    # A drill may ask for fewer threads (a small op on a busy machine: 9 ms on one, 76-149 ms on two), never more.
+    torch.set_num_threads(min(request.threads, torch.get_num_threads()) if request.threads else torch.get_num_threads())
     if "loopback" not in granted(request.needs) and not kernel_refuses_network:
         refuse_network()
     try:

@@ -214,6 +214,7 @@ class RunRequest:
     # Files and directories inside the sandbox's read-only course directories that this run may not
     # read (a lab's reference, in the learner's half: ``tutor/sandbox/hidden_modules.py``); host paths.
     hidden: tuple[str, ...] = ()
+    threads: int = 0  # intra-op threads for this run, at most the sandbox's (0: the sandbox's own)
     # A lab's fixtures (``Sandbox.run``): code the judge's half runs before the setup; the learner's half
     # instead binds ``given``, the data of its ``given_names`` (UPPER_CASE) from a run of its own.
     fixtures: str = ""
@@ -258,11 +259,17 @@ class RunRequest:
                    learner_error=_error(data.get("learner_error"), same), trace=read_spec(data.get("trace")),
                    views=tuple(read_view_spec(v) for v in as_list(data.get("views", []))[:MAX_VIEWS]),
                    hidden=tuple(as_text(p, 4096) for p in as_list(data.get("hidden", []))[:MAX_HIDDEN]),
-                   fixtures=as_text(data.get("fixtures", ""), 4 << 20),
+                   fixtures=as_text(data.get("fixtures", ""), 4 << 20), threads=_threads(data.get("threads", 0)),
                    given=as_text(data.get("given", ""), MAX_EXPORT + 4096), given_names=_names(data.get("given_names", [])))
 
 
 MAX_HIDDEN = 256  # hidden paths of one run: a lab forbids a handful of modules
+
+
+def _threads(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 64:
+        raise ValueError("threads must be a whole number from 0 to 64")
+    return v
 
 
 def _names(v: Any) -> tuple[str, ...]:
