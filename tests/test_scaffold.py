@@ -66,3 +66,24 @@ def test_refusals_write_nothing(pack, tmp_path, capsys):
     assert "is not empty" in capsys.readouterr().err
     assert main(["new", "module", str(tmp_path), "--id", "01", "--title", "T"]) == 2
     assert "no course.yaml" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_scaffolded_packs_wheel_carries_its_helpers_and_data_files(pack, tmp_path):
+    """An installed copy of a pack whose labs import helpers/ or read data/ passed validate and failed every lab:
+    the wheel left both out. It carries them now (built with the machine's setuptools, no network)."""
+    import subprocess
+    import sys
+    import zipfile
+
+    (pack / "helpers").mkdir()
+    (pack / "helpers" / "shared.py").write_text("def double(x):\n    return 2 * x\n")
+    (pack / "data" / "nested").mkdir(parents=True)
+    (pack / "data" / "cases.json").write_text("[1, 2]\n")
+    (pack / "data" / "nested" / "more.txt").write_text("x\n")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(pack.parent), "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(tmp_path / "dist")], check=True, timeout=300)
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"my_pack/course.yaml", "my_pack/helpers/shared.py", "my_pack/data/cases.json",
+            "my_pack/data/nested/more.txt"} <= names, sorted(names)

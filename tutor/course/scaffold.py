@@ -51,7 +51,7 @@ description = {title}
 packages = ["{package}"]
 
 [tool.setuptools.package-data]
-{package} = ["*.yaml", "*.md"]
+{package} = ["*.yaml", "*.md", "helpers/*.py", "data/**/*"]  # the course, its helpers and data files
 """
 
 PACK_README = """\
