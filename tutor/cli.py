@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
                              "without being asked; the tutor asks once per pack otherwise")
     parser.add_argument("--watch", action="store_true",
                         help="with --lessons: reload a module when its file changes, staying on the drill "
-                             "being edited (for lesson authors)")
+                             "being edited, and open any module whatever it requires (for lesson authors)")
     parser.add_argument("--plain", action="store_true",
                         help="the same drills line by line without the full-screen app (screen readers, scripts; "
                              "reads answers from stdin)")

@@ -123,3 +123,20 @@ async def test_the_watcher_reloads_when_a_file_really_changes(make_app, pack):
         await asyncio.wait_for(reloaded(), timeout=60)
         await pilot.pause()
         assert app.screen.drill.id == "sum-dtype" and NEW_PROMPT in prompt_on_screen(app)
+
+
+async def test_with_watch_the_author_opens_a_module_whatever_it_requires(make_app, pack):
+    """An author writing module 02 need not pass 01 (nor test out of it) to try it: with --watch the map opens
+    every written module; a learner's app (no --watch) keeps it locked."""
+    learner = make_app(pack)
+    async with learner.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(learner, pilot)
+        assert not learner.session.can_open("02")
+    author = make_app(pack, profile="author.sqlite", watch=True)
+    async with author.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(author, pilot)
+        assert author.session.can_open("02")
+        author.open_module("02")
+        await pilot.pause()
+        assert not isinstance(author.screen, MapScreen), type(author.screen)
+        assert getattr(author.screen, "module_id", None) == "02"

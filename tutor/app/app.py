@@ -51,7 +51,7 @@ class TutorApp(App):
         super().__init__()
         self.begin = begin  # (module, item) from --module / --drill (Session.start_point): opened instead of resuming
         self.watch_lessons = watch  # --watch: reload the course when its YAML changes (tutor/app/course_watch.py)
-        self.session = session or Session(course, store)
+        self.session = session or Session(course, store, author=watch)
         self.start = start
         self._sandbox = sandbox
         if sandbox is not None:

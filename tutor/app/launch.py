@@ -43,7 +43,7 @@ def _launch(profile: str, lessons: Path | None, trust_lessons: bool, start: str,
         from tutor.safe_text import inert
         from tutor.session import Session
 
-        session = Session(course, store)
+        session = Session(course, store, author=watch)
         try:
             begin = session.start_point(module, drill)
         except ValueError as exc:
