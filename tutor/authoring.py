@@ -237,6 +237,8 @@ async def _check_all(jobs: list[tuple[Module, Drill]], parallel: int, out: TextI
             report = await check_drill(module, drill, sandbox)
         mark = "ok  " if report.ok else "FAIL"
         print(f"{mark} {module.id}/{drill.id:<40} {report.seconds:5.2f} s", file=out, flush=True)
+        if not report.ok:  # where to edit: the drill's first line in its file
+            print(f"       at {module.file}:{drill.line}", file=out)
         for problem in report.problems:
             print(f"       {problem}", file=out)
         return report
@@ -273,7 +275,7 @@ def _print_grants(targets: list[Target], out: TextIO) -> None:
         print("grants requested (a learner accepts them once per pack):\n" + grants.describe(wanted), file=out)
 
 
-def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, parallel: int | None = None,
+def check(paths: Iterable[Path], out: TextIO, drill_id: str | Iterable[str] | None = None, parallel: int | None = None,
           settings: Sequence[KernelSettings] = (), allow_grants: bool = False,
           consent: Callable[[str], bool] | None = None) -> int:
     """Run every drill and prove its claims; under each of ``settings`` in turn when given (a drill must
@@ -289,9 +291,11 @@ def check(paths: Iterable[Path], out: TextIO, drill_id: str | None = None, paral
     if refusal:
         print(f"pytorch-tutor: {refusal}", file=sys.stderr)
         return 2
-    jobs = [(m, d) for t in targets for m in t.modules for d in m.drills if drill_id in (None, d.id)]
-    if drill_id and not jobs:
-        print(f"check: no drill with id {drill_id!r}", file=out)
+    wanted = {drill_id} if isinstance(drill_id, str) else set(drill_id or ())  # --drill, repeated
+    jobs = [(m, d) for t in targets for m in t.modules for d in m.drills if not wanted or d.id in wanted]
+    missing = sorted(wanted - {d.id for _, d in jobs})
+    if missing:
+        print(f"check: no drill with id {', '.join(map(repr, missing))}", file=out)
         return 1
     settings = list(dict.fromkeys(settings)) or [KernelSettings()]
     for setting in settings:

@@ -53,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="run every drill in the sandbox and prove its claims")
     p.add_argument("paths", nargs="*", type=Path, help="course directories or module files (default: built-in)")
-    p.add_argument("--drill", metavar="ID", help="only the drill with this id")
+    p.add_argument("--drill", metavar="ID", action="append", help="only the drill with this id (repeat for several)")
     p.add_argument("--jobs", type=int, metavar="N", help="drills run at once (default: the number of cores)")
     p.add_argument("--setting", action="append", default=[], metavar="CAPABILITY[/THREADS]", dest="settings",
                    help="run the drills under ATen's CPU kernel set (machine, default, avx2, avx512) and an "

@@ -346,6 +346,7 @@ def test_check_proves_a_moving_bug_on_each_instance_and_names_the_one_it_misstat
     assert rc == 1
     assert "ok   vtest/moving" in out
     assert "FAIL vswap/moving" in out and "instance bug=shift" in out and "declares line 3" in out
+    assert f"at {paths[1]}:4" in out  # where to edit: the failing drill's first line (its `- id:`)
 
 
 @pytest.mark.slow
