@@ -105,3 +105,61 @@ def test_floats_compare_within_a_tolerance():
     verify("half", got, float_cases, half, trials=20, seed=1, tolerance=1e-6)
     with pytest.raises(AssertionError):
         verify("half", got, float_cases, half, trials=20, seed=1)
+
+
+def test_a_large_tensors_message_names_its_shape_and_the_entries_that_differ_not_every_entry():
+    def big(draw):
+        return (draw.tensor((6, 8), -9, 9),)
+
+    def off_at_corner(a):
+        out = a.clamp(max=3)
+        out[5, 7] += 1
+        return out
+
+    got = explore(off_at_corner, big, spec, trials=20, seed=1)
+    with pytest.raises(AssertionError) as caught:
+        verify("clamp3", got, big, spec, trials=20, seed=1)
+    message = str(caught.value)
+    assert "tensor of shape (6, 8), int64 [" in message and "1 of 48 entries differ: [5, 7]" in message, message
+    assert len(message) < 600, len(message)
+
+
+def test_a_wrong_shape_is_said_first():
+    got = explore(lambda a: spec(a)[None], cases, spec, trials=10, seed=3)
+    with pytest.raises(AssertionError, match=r"shape \(1, 1\), expected \(1,\)"):
+        verify("clamp3", got, cases, spec, trials=10, seed=3)
+
+
+def test_relative_tolerance_and_a_custom_comparison_with_its_own_message():
+    def scaled(draw):
+        return (draw.tensor((3,), 1, 9).double() * 1000,)
+
+    def spec_f(a):
+        return a * 1.0
+
+    got = explore(lambda a: a * (1 + 1e-7), scaled, spec_f, trials=10, seed=2, rtol=1e-6)
+    verify("scale", got, scaled, spec_f, trials=10, seed=2, rtol=1e-6)  # within 1e-6 relative: passes
+    with pytest.raises(AssertionError):
+        verify("scale", got, scaled, spec_f, trials=10, seed=2)  # exact: fails
+
+    def same_set(out, want):  # an order-free comparison, with a message that teaches
+        return "" if sorted(out.tolist()) == sorted(want.tolist()) else "holds other values, not just another order"
+
+    reordered = explore(lambda a: a.flip(0), cases, lambda a: a, trials=10, seed=4, compare=same_set)
+    verify("perm", reordered, cases, lambda a: a, trials=10, seed=4, compare=same_set)
+    shifted = explore(lambda a: a + 1, cases, lambda a: a, trials=10, seed=4, compare=same_set)
+    with pytest.raises(AssertionError, match="holds other values, not just another order"):
+        verify("perm", shifted, cases, lambda a: a, trials=10, seed=4, compare=same_set)
+
+
+def test_draws_can_avoid_kinks_and_ties():
+    for seed in range(30):
+        import random
+
+        draw = Draw(rng=random.Random(seed))
+        t = draw.tensor((6,), -3, 3, distinct=True, avoid=(0,))
+        assert len(set(t.tolist())) == 6 and 0 not in t.tolist()
+        assert draw.floating(-1.0, 1.0, steps=4, avoid=(0.0,)) != 0.0
+    with pytest.raises(ValueError, match="do not fit"):
+        Draw(rng=random.Random(0)).tensor((5,), 0, 3, distinct=True)
+    assert Draw(choices=[0, 0, 0]).tensor((3,), -3, 3, distinct=True).tolist() == [0, 1, 2]  # a taken value moves up

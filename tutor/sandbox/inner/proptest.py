@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import random
 
-__all__ = ["Draw", "explore", "verify", "same", "TRIALS"]
+__all__ = ["Draw", "explore", "verify", "same", "difference", "TRIALS"]
 
 TRIALS = 100
 SHRINK_CALLS = 400  # the learner's function is called at most this often while shrinking
@@ -88,21 +88,42 @@ class Draw:
         options = list(options)
         return options[self._choice(len(options))]
 
-    def floating(self, lo: float, hi: float, steps: int = 64) -> float:
-        """A float on a grid of ``steps`` in [lo, hi], shrinking toward the grid point nearest 0."""
+    def floating(self, lo: float, hi: float, steps: int = 64, avoid=()) -> float:
+        """A float on a grid of ``steps`` in [lo, hi], shrinking toward the grid point nearest 0.
+
+        ``avoid``: points the function is not smooth at (0 for ReLU, a clamp's bounds), where two
+        right answers differ (a subgradient): a draw that lands on one moves half a grid step up.
+        """
         i = self.integer(0, steps) if lo >= 0 else self.integer(-steps, steps) if hi > 0 else self.integer(-steps, 0)
         span = max(abs(lo), abs(hi))
-        return min(max(i * span / steps, lo), hi)
+        value = min(max(i * span / steps, lo), hi)
+        if any(value == point for point in avoid):
+            value = value + span / (2 * steps) if value + span / (2 * steps) <= hi else value - span / (2 * steps)
+        return value
 
-    def tensor(self, shape, lo: int = -9, hi: int = 9, dtype=None):
-        """An integer tensor of ``shape`` (ints) with entries in [lo, hi] (int64 unless ``dtype``)."""
+    def tensor(self, shape, lo: int = -9, hi: int = 9, dtype=None, distinct: bool = False, avoid=()):
+        """A tensor of ``shape`` (ints) with whole-number entries in [lo, hi] (int64 unless ``dtype``).
+
+        ``distinct``: no two entries equal (no ties for a sort, an argmax or a top-k to break two ways),
+        so the range must hold as many values as the tensor; ``avoid``: values no entry takes (the kink
+        of a ReLU at 0): each moves to the next value up (down at ``hi``) that is allowed.
+        """
         import torch
 
         shape = tuple(int(s) for s in shape)
         count = 1
         for s in shape:
             count *= s
-        values = [self.integer(lo, hi) for _ in range(count)]
+        allowed = [v for v in range(lo, hi + 1) if v not in avoid]
+        if distinct and count > len(allowed):
+            raise ValueError(f"draw.tensor: {count} distinct values do not fit in [{lo}, {hi}]")
+        values: list[int] = []
+        for _ in range(count):
+            v = self.integer(lo, hi)
+            free = [a for a in allowed if not (distinct and a in values)]
+            if v not in free:  # the nearest allowed value above (else below): shrinking still heads for 0
+                v = min((a for a in free if a > v), default=None) or max(a for a in free if a < v)
+            values.append(v)
         return torch.tensor(values, dtype=dtype or torch.int64).reshape(shape)
 
 
@@ -134,24 +155,30 @@ def _call(fn, args: tuple):
         return f"raised {type(exc).__name__}: {exc}"
 
 
-def same(out, want, tolerance: float = 0.0) -> bool:
-    """Whether ``out`` is ``want``: a tensor of the same shape and values (floats within ``tolerance``)."""
+def same(out, want, tolerance: float = 0.0, rtol: float = 0.0, compare=None) -> bool:
+    """Whether ``out`` is ``want``: a tensor of the same shape and values, floats within ``tolerance``
+    (absolute) plus ``rtol`` times ``|want|``; or, given ``compare(out, want)``, what it says (a true
+    value, or ``None``/``""`` for a match; a false value or a message string for a mismatch)."""
     if isinstance(out, str) and out.startswith("raised "):
         return False
+    if compare is not None:
+        verdict = compare(out, want)
+        return verdict is True or verdict is None or verdict == ""
     if hasattr(want, "shape") and hasattr(want, "dtype"):
         if not (hasattr(out, "shape") and tuple(out.shape) == tuple(want.shape)):
             return False
-        if tolerance:
+        if tolerance or rtol:
             import torch
 
-            return bool(torch.allclose(out.double(), want.double(), atol=tolerance, rtol=0))
+            return bool(torch.allclose(out.double(), want.double(), atol=tolerance, rtol=rtol))
         return bool((out == want).all())
     if isinstance(want, float) and isinstance(out, (int, float)):
-        return abs(out - want) <= tolerance
+        return abs(out - want) <= tolerance + rtol * abs(want)
     return type(out) is type(want) and out == want
 
 
-def explore(fn, cases, spec, trials: int = TRIALS, seed: int = 0, tolerance: float = 0.0) -> dict:
+def explore(fn, cases, spec, trials: int = TRIALS, seed: int = 0, tolerance: float = 0.0, rtol: float = 0.0,
+            compare=None) -> dict:
     """The learner's process: ``fn`` on every trial, and the first failure shrunk (as data for :func:`verify`).
 
     ``spec`` here only guides the search for a small counterexample; the judge decides.
@@ -161,22 +188,22 @@ def explore(fn, cases, spec, trials: int = TRIALS, seed: int = 0, tolerance: flo
         args, choices = _trial(cases, seed, i, trials)
         out = _call(fn, args)
         outputs.append(out)
-        if first is None and not same(out, spec(*_copy(args)), tolerance):
+        if first is None and not same(out, spec(*_copy(args)), tolerance, rtol, compare):
             first = (i, choices)
     found = {"seed": seed, "trials": outputs, "shrunk": None}
     if first is not None:
-        choices, out, steps = _shrink(fn, cases, spec, first[1], tolerance)
+        choices, out, steps = _shrink(fn, cases, spec, first[1], (tolerance, rtol, compare))
         found["shrunk"] = {"trial": first[0], "choices": choices, "output": out, "steps": steps}
     return found
 
 
-def _fails(fn, cases, spec, choices, tolerance):
+def _fails(fn, cases, spec, choices, matching):
     try:
         args, used = _replayed(cases, choices)
     except Exception:  # noqa: BLE001 - a choice sequence the generator cannot build a case from
         return None
     out = _call(fn, args)
-    return (used, out) if not same(out, spec(*_copy(args)), tolerance) else None
+    return (used, out) if not same(out, spec(*_copy(args)), *matching) else None
 
 
 def _candidates(choices: list[int]):
@@ -196,8 +223,8 @@ def _simpler(a: list[int], b: list[int]) -> bool:
     return (len(a), a) < (len(b), b)
 
 
-def _shrink(fn, cases, spec, choices: list[int], tolerance: float):
-    best = _fails(fn, cases, spec, choices, tolerance)
+def _shrink(fn, cases, spec, choices: list[int], matching: tuple):
+    best = _fails(fn, cases, spec, choices, matching)
     if best is None:  # it passed when replayed: the function is not deterministic; keep the trial
         return choices, None, 0
     calls, steps = 0, 0
@@ -210,24 +237,62 @@ def _shrink(fn, cases, spec, choices: list[int], tolerance: float):
             if not _simpler(candidate, best[0]):
                 continue
             calls += 1
-            found = _fails(fn, cases, spec, candidate, tolerance)
+            found = _fails(fn, cases, spec, candidate, matching)
             if found is not None and _simpler(found[0], best[0]):
                 best, improved, steps = found, True, steps + 1
                 break
     return best[0], best[1], steps
 
 
+SHOWN = 12  # entries of a tensor a message spells out; past that, its shape and a summary
+
+
+def _brief(value) -> str:
+    """A value for a message: a small tensor's entries, a large one's shape, dtype and first entries."""
+    if hasattr(value, "tolist") and hasattr(value, "numel"):
+        if value.numel() <= SHOWN:
+            return str(value.tolist())
+        first = ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in value.flatten()[:6].tolist())
+        return f"tensor of shape {tuple(value.shape)}, {str(value.dtype).removeprefix('torch.')} [{first}, ...]"
+    return repr(value)
+
+
 def _show(args: tuple) -> str:
-    return ", ".join(str(a.tolist()) if hasattr(a, "tolist") else repr(a) for a in args)
+    return ", ".join(_brief(a) for a in args)
 
 
 def _value(out) -> str:
     if isinstance(out, str) and out.startswith("raised "):
         return out
-    return f"= {out.tolist() if hasattr(out, 'tolist') else out!r}"
+    return f"= {_brief(out)}"
 
 
-def verify(name: str, got, cases, spec, trials: int = TRIALS, seed: int = 0, tolerance: float = 0.0) -> None:
+def difference(out, want, tolerance: float = 0.0, rtol: float = 0.0) -> str:
+    """How ``out`` differs from ``want``, shape first, then the first entries that differ (at most three)."""
+    if isinstance(out, str) and out.startswith("raised "):
+        return out
+    if hasattr(want, "shape") and hasattr(want, "dtype"):
+        if not hasattr(out, "shape"):
+            return f"a {type(out).__name__}, not a tensor of shape {tuple(want.shape)}"
+        if tuple(out.shape) != tuple(want.shape):
+            return f"shape {tuple(out.shape)}, expected {tuple(want.shape)}"
+        import torch
+
+        a, b = out.double(), want.double()
+        wrong = ~torch.isclose(a, b, atol=tolerance, rtol=rtol, equal_nan=True) if (tolerance or rtol) else a != b
+        where = wrong.nonzero().tolist()
+        shown = "; ".join(f"[{', '.join(map(str, i))}] {_entry(out, i)} (expected {_entry(want, i)})" for i in where[:3])
+        return f"{len(where)} of {want.numel()} entries differ: {shown}" + ("; ..." if len(where) > 3 else "")
+    return f"{_brief(out)}, expected {_brief(want)}"
+
+
+def _entry(t, index) -> str:
+    x = t[tuple(index)].item() if index else t.item()
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def verify(name: str, got, cases, spec, trials: int = TRIALS, seed: int = 0, tolerance: float = 0.0,
+           rtol: float = 0.0, compare=None) -> None:
     """The judge's process: every trial's case rebuilt from the seed, every exported output checked here.
 
     Raises AssertionError naming the smallest counterexample found, the seed and how to reproduce it.
@@ -238,7 +303,7 @@ def verify(name: str, got, cases, spec, trials: int = TRIALS, seed: int = 0, tol
     for i, out in enumerate(got["trials"]):
         args, _ = _trial(cases, seed, i, trials)
         want = spec(*_copy(args))
-        if not same(out, want, tolerance):
+        if not same(out, want, tolerance, rtol, compare):
             failing = (i, args, out, want)
             break
     if failing is None:
@@ -253,10 +318,21 @@ def verify(name: str, got, cases, spec, trials: int = TRIALS, seed: int = 0, tol
             small_want = spec(*_copy(small))
         except Exception:  # noqa: BLE001 - a forged choice sequence: keep the trial's own case
             small = None
-        if small is not None and not same(shrunk.get("output"), small_want, tolerance):
+        if small is not None and not same(shrunk.get("output"), small_want, tolerance, rtol, compare):
             steps = shrunk.get("steps") if isinstance(shrunk.get("steps"), int) else 0
             if steps:
                 note += f", shrunk in {steps} step(s) from {name}({_show(args)})"
             args, out, want = small, shrunk.get("output"), small_want
-    raise AssertionError(f"{name}({_show(args)}) {_value(out)}, expected {_value(want)[2:]} — {note}; "
-                         f"seed {seed}: the same seed gives the same cases")
+    said = compare(out, want) if compare is not None else None
+    how = said if isinstance(said, str) and said else _detail(out, want, tolerance, rtol)
+    raise AssertionError(f"{name}({_show(args)}) {_value(out)}, expected {_brief(want)}{'; ' + how if how else ''}"
+                         f" — {note}; seed {seed}: the same seed gives the same cases")
+
+
+def _detail(out, want, tolerance: float, rtol: float) -> str:
+    """What the two values alone do not make plain: a wrong shape, or which entries of a large tensor differ."""
+    if isinstance(out, str) or not (hasattr(want, "shape") and hasattr(out, "shape")):
+        return ""
+    if tuple(out.shape) != tuple(want.shape) or want.numel() > SHOWN:
+        return difference(out, want, tolerance, rtol)
+    return ""
