@@ -207,3 +207,14 @@ def test_an_unwritable_data_directory_costs_the_record_not_the_command(tmp_path,
     monkeypatch.setenv("PYTORCH_TUTOR_HOME", str(blocker / "home"))
     observed_record.save(module, {"transpose": OBSERVED})  # nothing raised
     assert observed_record.load(module) == {}
+
+
+def test_a_number_in_the_intro_answers_a_drill_only_in_a_sentence_about_its_code(tmp_path):
+    # issue 33 item 8: the intro speaks of the whole module; its "(1, 3) layout" of another example is not
+    # this drill's answer, while a sentence naming the drill's own `y` and giving (1, 3) is
+    other = "A tensor is a view: a (1, 3) layout of another example is one row."
+    module = module_with(tmp_path, "Transposing a matrix", intro=other)
+    assert drill_giveaways(module, module.drills[0], OBSERVED) == []
+    about = "After a transpose, `y` has strides (1, 3)."
+    module = module_with(tmp_path, "Transposing a matrix", intro=about)
+    assert [g.where for g in drill_giveaways(module, module.drills[0], OBSERVED)] == ["module intro"]

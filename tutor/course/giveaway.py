@@ -175,6 +175,22 @@ def _shown_texts(drill: Drill, ask_of: Mapping[str, Ask]) -> list[tuple[str, str
     return texts
 
 
+_NUMBER_KINDS = frozenset({"shape", "stride", "int", "float", "tensor", "value"})
+_COMMON_NAMES = frozenset({"torch", "tensor", "import", "print", "nn", "F"})
+
+
+def _names_code_of(sentence: str, drill: Drill) -> bool:
+    """Whether a sentence names something of the drill's own code (a name it binds or calls): in backticks
+    (`y`, `x.t()`), or spelled out when it is long enough not to be an ordinary word (`weight_decay`)."""
+    names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", drill.code)) - _COMMON_NAMES - _PY_WORDS
+
+    def named(text: str, n: str) -> bool:
+        return re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", text) is not None
+
+    quoted = " ".join(re.findall(r"`([^`]*)`", sentence))
+    return any(named(quoted, n) or (len(n) >= 3 and named(sentence, n)) for n in names)
+
+
 def _code_words(drill: Drill) -> set[str]:
     """What the code on screen already names: repeating it in prose tells the learner nothing."""
     return _stems(re.sub(r"[_.()\[\],=]", " ", drill.setup + "\n" + drill.code + "\n" + drill.prompt))
@@ -279,6 +295,10 @@ def drill_giveaways(module: Module, drill: Drill, observed: Mapping[str, str] | 
                 continue
             if where.startswith("question of ask") and where != f"question of ask {key!r}":
                 continue  # another ask's question may name what this one answers ("did encoder.weight ...")
+            if where == "module intro" and ask.kind in _NUMBER_KINDS:
+                # the intro speaks of the whole module: a number there answers this drill only in a
+                # sentence about this drill's code (a 3x3 kernel in the intro is not x.numel() == 3)
+                text = " ".join(t for t in _sentences(text) if _names_code_of(t, drill))
             spelled = next((s for s in spellings if _contains(text, s, exact)), None)
             if spelled:
                 found.append(Giveaway(module.file, drill.line, drill.id, where,
