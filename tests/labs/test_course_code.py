@@ -96,3 +96,25 @@ def test_an_edit_of_a_stage_that_does_not_apply_once_is_an_error_at_the_lab(tmp_
     (root / "01_puzzles.yaml").write_text(text)
     errors = load_course(root).all_errors()
     assert any("ones changes no stage 'eye'" in e.message for e in errors), errors
+
+
+def test_a_modules_rules_apply_to_each_lab_that_declares_none(tmp_path):
+    """Issue 33: the Autodiff-Puzzles port repeated one allow-list on every lab; `rules:` at the top of a
+    module is every lab's unless the lab declares its own, which replace them whole."""
+    root = copy_pack(tmp_path)
+    module_file = root / "01_puzzles.yaml"
+    text = module_file.read_text()
+    text = text.replace("\ndrills:\n", "\nrules: {forbid_names: [torch.autograd], max_lines: 9}\n\ndrills:\n", 1)
+    rowsum = text.index("  - id: rowsum")
+    own_rules = ("    rules: {allow_names: [arange, where], allow_calls: [arange, where], allow_attributes: [shape],\n"
+                 "            no_loops: true, no_comprehensions: true, max_lines: 3, max_columns: 100}\n")
+    assert text.index(own_rules, rowsum) > rowsum
+    text = text[:rowsum] + text[rowsum:].replace(own_rules, "", 1)  # rowsum now declares no rules of its own
+    module_file.write_text(text)
+    course = load_course(root)
+    assert not course.all_errors(), course.all_errors()
+    module = course.slot("1").module
+    own = module.drill("ones").rules  # the fixture's labs declare their own rules: those stay
+    assert own is not None and own.max_lines == 3
+    inherited = module.drill("rowsum").rules
+    assert inherited is not None and inherited.max_lines == 9 and inherited.forbid_names == ("torch.autograd",)

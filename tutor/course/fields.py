@@ -82,8 +82,9 @@ DRILL_KEYS = {spec.key: spec for spec in DRILL_FIELDS}
 
 MODULE_REQUIRED = {"format_version", "module", "drills"}
 # `renamed:` {old id: new id}: a drill or self-check renamed since a learner may have progress under the old id
-MODULE_OPTIONAL = {1: {"intro", "self_check", "renamed"}, 2: {"intro", "self_check", "setup", "renamed"},
-                   3: {"intro", "self_check", "setup", "renamed"}}
+# `rules:` (format 2): the source rules of every lab of the module that declares none of its own
+MODULE_OPTIONAL = {1: {"intro", "self_check", "renamed"}, 2: {"intro", "self_check", "setup", "renamed", "rules"},
+                   3: {"intro", "self_check", "setup", "renamed", "rules"}}
 
 ASK_REQUIRED, ASK_OPTIONAL = {"kind"}, {"expr", "id", "question", "options", "tolerance", "match", "pattern",
                                         "view", "of"}  # view/of: format 2 (view_fields.py)

@@ -40,6 +40,8 @@ def parse_module(data: Any, filename: str) -> tuple[Module | None, list[LessonEr
     module_id = reader.identifier(root, "module", "")
     intro = reader.text(root, "intro", "", default="")
     shared_setup = reader.code(root, "setup", "")
+    # a module's labs share their rules unless one declares its own (which then replace them whole)
+    module_rules = lab_fields.READERS["rules"](reader, root, "rules", "", {}) if "rules" in root else None
 
     drills: list[Drill] = []
     drill_items = reader.sequence(root, "drills", "")
@@ -47,7 +49,8 @@ def parse_module(data: Any, filename: str) -> tuple[Module | None, list[LessonEr
         reader.error(reader.key_mark(root, "drills"), "drills", "a module needs at least one drill")
     seen: dict[str, tuple[str, int]] = {}  # file_stem(id) -> (id, line): ids may not collide as file names
     for i, item in enumerate(drill_items):
-        drill = parse_drill(reader, item, f"drills[{i}]", drill_items.item_marks[i], version, shared_setup)
+        drill = parse_drill(reader, item, f"drills[{i}]", drill_items.item_marks[i], version, shared_setup,
+                            module_rules)
         if drill is None:
             continue
         stem = file_stem(drill.id)
@@ -115,7 +118,8 @@ def _drill_kind(reader: Reader, data: MarkedDict, path: str, version: int) -> Dr
         return None
 
 
-def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, shared_setup: str = "") -> Drill | None:
+def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, shared_setup: str = "",
+                module_rules=None) -> Drill | None:
     if not isinstance(item, MarkedDict):
         reader.error(mark, path, f"expected a mapping, got {type_name(item)}")
         return None
@@ -150,6 +154,8 @@ def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, 
         for field, message in variants.placeholder_problems(values, values.get("variants")):
             key = field.split("[")[0] if field.split("[")[0] in item else "variants"
             reader.error(reader.key_mark(item, key), join(path, field), message)
+    if kind is DrillKind.LAB and "rules" not in values and module_rules is not None:
+        values["rules"] = module_rules  # the module's, as if the lab had declared them
     _cross_field_rules(reader, item, path, kind, values)
     view_fields.version_problems(reader, item, path, version)
     if len(reader.errors) > before:
