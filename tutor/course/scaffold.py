@@ -65,7 +65,7 @@ pytorch-tutor validate {package}/              # schema and graph: fast, no torc
 pytorch-tutor check {package}/                 # runs every drill in the sandbox
 pytorch-tutor --lessons {package}/             # try it as a learner
 pytorch-tutor new module {package}/ --id 02 --title "The next module"
-pytest --lessons {package}/                    # every drill as its own test (your CI)
+pytest --lessons {package}/                    # every drill as its own test (your CI; pip install pytest)
 pip install . && pytorch-tutor --course {course_id}
 ```
 """
