@@ -37,6 +37,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--watch", action="store_true",
                         help="with --lessons: reload a module when its file changes, staying on the drill "
                              "being edited, and open any module whatever it requires (for lesson authors)")
+    parser.add_argument("--idle-exit", type=float, default=0.0, metavar="MINUTES",
+                        help="end the app after MINUTES without a key or a click, saving everything (serve-ui "
+                             "sets it for each browser tab, from its --idle-minutes)")
     parser.add_argument("--plain", action="store_true",
                         help="the same drills line by line without the full-screen app (screen readers, scripts; "
                              "reads answers from stdin)")
@@ -116,6 +119,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="the most tutor processes (open tabs) at once (default: %(default)s)")
     p.add_argument("--unix-socket", type=Path, metavar="PATH",
                    help="listen on a Unix socket instead of --host/--port (jupyter-server-proxy's unix_socket)")
+    p.add_argument("--idle-minutes", type=float, default=60.0, metavar="M",
+                   help="end a tab's session after M minutes without a key or a click, saving everything, so an "
+                        "idle tab holds no tutor process (default: %(default)s; 0: never)")
 
     p = sub.add_parser("capstone", help="build, train and evaluate the capstone GPT (see --help)",
                        add_help=False)
@@ -281,7 +287,8 @@ def _run(argv: list[str] | None) -> int:
             options = ServeOptions(host=args.host, port=args.port, allow_remote=args.allow_remote,
                                    profile=args.profile, lessons=args.lessons, trust_lessons=args.trust_lessons,
                                    allow_grants=args.allow_grants, allow_hosts=tuple(args.allow_host),
-                                   max_sessions=args.max_sessions, unix_socket=args.unix_socket)
+                                   max_sessions=args.max_sessions, unix_socket=args.unix_socket,
+                                   idle_minutes=args.idle_minutes)
             try:
                 return serve(options)
             except ServeError as exc:
@@ -298,7 +305,8 @@ def _run(argv: list[str] | None) -> int:
         from tutor.app.launch import launch
 
         return launch(profile=args.profile, lessons=args.lessons, trust_lessons=args.trust_lessons,
-                      allow_grants=args.allow_grants, watch=args.watch, module=args.module, drill=args.start_drill)
+                      allow_grants=args.allow_grants, watch=args.watch, module=args.module, drill=args.start_drill,
+                      idle_exit=args.idle_exit)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

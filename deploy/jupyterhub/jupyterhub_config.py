@@ -1,6 +1,10 @@
 # A minimal JupyterHub for a class using pytorch-tutor: one Jupyter server per learner,
 # the tutor behind jupyter-server-proxy at /user/NAME/tutor/, profiles in each learner's home.
-# See deploy/jupyterhub/README.md. Run with:  jupyterhub -f deploy/jupyterhub/jupyterhub_config.py
+# See deploy/jupyterhub/README.md. Run as root (PAM and LocalProcessSpawner start each learner's
+# server as that learner), with the hub's own interpreter:
+#   sudo /opt/hub/bin/jupyterhub -f deploy/jupyterhub/jupyterhub_config.py
+import os
+import sys
 
 c = get_config()  # noqa: F821 (JupyterHub provides it)
 
@@ -10,7 +14,13 @@ c = get_config()  # noqa: F821 (JupyterHub provides it)
 c.JupyterHub.authenticator_class = "jupyterhub.auth.PAMAuthenticator"
 c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
 c.Authenticator.allowed_users = set()  # fill in the class list, or use allow_all / a group
-c.Authenticator.admin_users = set()
+c.Authenticator.admin_users = set()  # the instructor's account: {"instructor"}
+
+# The learners' servers run from the hub's environment, by absolute path: a hub started without
+# that venv on PATH (sudo, systemd) otherwise fails every spawn with a 500 "No such file or
+# directory: 'jupyterhub-singleuser'". The venv must be readable by every learner: not under a
+# 0700 home (a learner then gets "Permission denied ... jupyterhub-singleuser").
+c.Spawner.cmd = [os.path.join(os.path.dirname(sys.executable), "jupyterhub-singleuser")]
 
 # Land learners on the tutor rather than the Jupyter file browser. The server is
 # registered by pytorch-tutor's `jupyter_serverproxy_servers` entry point (tutor/web/jupyter.py):
@@ -19,16 +29,20 @@ c.Authenticator.admin_users = set()
 # It needs jupyter-server-proxy >= 4.1 in the learners' environment (pytorch-tutor[jupyterhub]).
 c.Spawner.default_url = "/tutor/"
 
-# One tutor process per tab plus its sandbox: about 270 MiB PSS per connected learner
-# (benchmarks/bench_serve_ui.py). Cap each learner's server so one cannot starve the class
-# (enforced by spawners that support it, e.g. SystemdSpawner or DockerSpawner).
-c.Spawner.mem_limit = "2G"
-c.Spawner.cpu_limit = 1.0
+# Memory and CPU caps per learner: LocalProcessSpawner ignores mem_limit and cpu_limit (a review
+# measured one learner with 4 tabs at 3.4 GiB RSS under it). Use a spawner that enforces them
+# (SystemdSpawner, DockerSpawner, KubeSpawner) and set them there, e.g.:
+#   c.JupyterHub.spawner_class = "systemdspawner.SystemdSpawner"
+#   c.Spawner.mem_limit = "2G"
+#   c.Spawner.cpu_limit = 1.0
 
-# Stop idle servers (and so their sandboxes) after an hour: pip install jupyterhub-idle-culler
+# Stop idle servers (and so their sandboxes) after an hour: pip install jupyterhub-idle-culler.
+# The culler runs with the hub's own interpreter ("python3" may be another one, without it).
+# An open tab pings its websocket every 15 s, which counts as activity: the tutor ends an
+# untouched session itself (see README, "Idle tabs"), after which the culler can stop the server.
 c.JupyterHub.services = [{
     "name": "idle-culler",
-    "command": ["python3", "-m", "jupyterhub_idle_culler", "--timeout=3600"],
+    "command": [sys.executable, "-m", "jupyterhub_idle_culler", "--timeout=3600"],
 }]
 c.JupyterHub.load_roles = [{
     "name": "idle-culler",

@@ -8,6 +8,7 @@ from textual.app import App
 from textual.binding import Binding
 
 from tutor.app.commands import ModuleCommands
+from tutor.app.idle import IdleExit
 from tutor.app.screens.confirm import ConfirmScreen
 from tutor.app.screens.map import MapScreen
 from tutor.course.graph import Status
@@ -47,8 +48,10 @@ class TutorApp(App):
 
     def __init__(self, course: Course, store: ProfileStore, sandbox: Sandbox | None = None,
                  profile_name: str = "default", start: str = "map", session: Session | None = None,
-                 watch: bool = False, begin: tuple[str, str] | None = None):
+                 watch: bool = False, begin: tuple[str, str] | None = None, idle_exit: float = 0.0):
         super().__init__()
+        # serve-ui's tabs: end the session after idle_exit minutes without input (tutor/app/idle.py)
+        self.idle_exit = IdleExit(idle_exit) if idle_exit > 0 else None
         self.begin = begin  # (module, item) from --module / --drill (Session.start_point): opened instead of resuming
         self.watch_lessons = watch  # --watch: reload the course when its YAML changes (tutor/app/course_watch.py)
         self.session = session or Session(course, store, author=watch)
@@ -127,8 +130,22 @@ class TutorApp(App):
 
         self.push_screen(ConfirmScreen(f"Open this address in your browser?\n\n{url}"), answered)
 
+    async def on_event(self, event) -> None:
+        if self.idle_exit is not None:
+            self.idle_exit.saw(event)
+        await super().on_event(event)
+
+    def end_if_idle(self) -> None:
+        """End the session once nothing was typed or clicked for the idle time (serve-ui's tabs)."""
+        if self.idle_exit is not None and self.idle_exit.expired():
+            self.exit(message=self.idle_exit.message())
+
     def on_mount(self) -> None:
         self.push_screen(MapScreen())
+        if self.idle_exit is not None:
+            from tutor.app.idle import CHECK_EVERY
+
+            self.set_interval(CHECK_EVERY, self.end_if_idle)
         if self.watch_lessons:
             from tutor.app.course_watch import watch_course
 

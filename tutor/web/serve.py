@@ -47,6 +47,7 @@ class ServeOptions:
     allow_hosts: tuple[str, ...] = ()  # Host names a reverse proxy uses (--allow-host)
     max_sessions: int = DEFAULT_MAX_SESSIONS
     unix_socket: Path | None = None  # listen here instead of host:port (jupyter-server-proxy)
+    idle_minutes: float = 60.0  # each tab's tutor ends after this long without input (0: never; tutor/app/idle.py)
 
 
 def is_loopback(host: str) -> bool:
@@ -67,6 +68,8 @@ def app_command(options: ServeOptions) -> str:
         argv.append("--trust-lessons")
     if options.allow_grants:
         argv.append("--allow-grants")
+    if options.idle_minutes > 0:
+        argv += ["--idle-exit", f"{options.idle_minutes:g}"]
     return shlex.join(argv)
 
 
