@@ -49,7 +49,7 @@ def test_per_module_and_per_learner(mini_course, class_files):
     report = build(mini_course, list(class_files))
     first = next(m for m in report.modules if m.id == "01")
     assert (first.started, first.finished) == (2, 0)
-    assert first.missed[0] == ("transpose-strides", 2)  # both learners missed it once
+    assert first.missed[0] == ("What a transpose does to strides", 2)  # both missed it once; shown by its title
     assert ("a transpose copies the data", 2) in first.misconceptions  # matched through the judge, not the file
     assert first.certainty.said == 3 and first.certainty.right == 2
     alice, bob = report.learners
@@ -69,6 +69,8 @@ def test_terminal_table(mini_course, class_files, capsys):
     out = capsys.readouterr().out
     assert "Per module" in out and "Per learner" in out
     assert "a transpose copies the data" in out and "alice" in out and "bob" in out
+    assert out.index("Per learner") < out.index("Per module")  # who needs help comes first
+    assert max(len(line) for line in out.splitlines()) <= 120
 
 
 def test_html_report_with_charts(mini_course, class_files, tmp_path):
@@ -76,7 +78,8 @@ def test_html_report_with_charts(mini_course, class_files, tmp_path):
     target = tmp_path / "report.html"
     assert class_report(list(class_files), mini_course.root, target, io.StringIO(), io.StringIO()) == 0
     page = target.read_text()
-    assert page.count("<svg") == 3 and "Per learner" in page and "transpose-strides" in page
+    assert page.count("<svg") == 3 and "Per learner" in page and "What a transpose does to strides" in page
+    assert page.index("Per learner") < page.index("Per module") and "max-width:100%" in page
 
 
 @pytest.mark.parametrize("content, reason", [

@@ -53,17 +53,29 @@ def learner_rows(report: ClassReport) -> list[list[str]]:
 
 def print_terminal(report: ClassReport, out: TextIO) -> None:
     is_terminal = hasattr(out, "isatty") and out.isatty()
-    width = max(100, Console(file=out).width) if is_terminal else 220  # a file or a pipe: wide, unwrapped rows
+    width = max(100, Console(file=out).width) if is_terminal else 120  # a file or a pipe: 120 columns, cells fold
     console = Console(file=out, width=width, highlight=False, markup=False)
     console.print(f"Class report — {inert(report.course_title)}: {count(len(report.learners), 'learner')}", style="bold")
-    for title, columns, rows in (("Per module", MODULE_COLUMNS, module_rows(report)),
-                                 ("Per learner", LEARNER_COLUMNS, learner_rows(report))):
+    # the learners first: who needs help is the question an instructor opens the report with
+    # the two columns of free text go below the module table, a module a line, so the table fits 120 columns
+    short = len(MODULE_COLUMNS) - 2
+    for title, columns, rows in (("Per learner", LEARNER_COLUMNS, learner_rows(report)),
+                                 ("Per module", MODULE_COLUMNS[:short], [r[:short] for r in module_rows(report)])):
         table = Table(title=title, expand=True, show_lines=False)
         for column in columns:
             table.add_column(column, overflow="fold")
         for row in rows:
             table.add_row(*row)
         console.print(table)
+    wrong = [(f"{m.id} {inert(m.title)}", m) for m in report.modules if m.missed or m.misconceptions]
+    if wrong:
+        console.print("Where learners went wrong", style="bold")
+    for name, m in wrong:
+        console.print(name)
+        for text, n in m.missed:
+            console.print(f"  missed by {n}: {inert(text)}")
+        for text, n in m.misconceptions:
+            console.print(f"  misconception of {n}: {inert(text)}")
 
 
 def _charts(report: ClassReport) -> list[str] | None:
@@ -135,10 +147,11 @@ def html_page(report: ClassReport) -> str:
         parts.append("<p class=note>Charts need matplotlib: <code>pip install 'pytorch-tutor[report]'</code>.</p>")
     else:
         parts.append("<div class=charts>" + "".join(f"<figure>{svg}</figure>" for svg in charts) + "</div>")
-    parts.append("<h2>Per module</h2>" + _table(MODULE_COLUMNS, module_rows(report)))
     parts.append("<h2>Per learner</h2>" + _table(LEARNER_COLUMNS, learner_rows(report)))
+    parts.append("<h2>Per module</h2>" + _table(MODULE_COLUMNS, module_rows(report)))
     style = ("body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;"
              "margin-bottom:2em}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}"
-             "th{background:#f3f3f3}.charts figure{display:inline-block;margin:0 1em 1em 0}.note{color:#a50}")
+             "th{background:#f3f3f3}.charts figure{display:inline-block;margin:0 1em 1em 0;max-width:100%}"
+             ".charts svg{max-width:100%;height:auto}.note{color:#a50}")  # a 38-module chart fits 1280 px
     return (f"<!DOCTYPE html><html><head><meta charset=utf-8><title>{html.escape(title)}</title>"
             f"<style>{style}</style></head><body>{''.join(parts)}</body></html>")

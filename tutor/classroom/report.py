@@ -149,9 +149,16 @@ def build(course: Course, paths: list[Path]) -> ClassReport:
             attempts=len(attempts), seconds=seconds, first_try=first / attempted if attempted else None,
             certainty=certainty, last_at=max((a.at for a in attempts), default="")[:16].replace("T", " ")))
     for module_id, row in modules.items():
-        row.missed = _top({drill: len(who) for drill, who in missed[module_id].items()})
+        row.missed = _top({_drill_title(course, module_id, drill): len(who) for drill, who in missed[module_id].items()})
         row.misconceptions = _top({text: len(who) for text, who in revealed[module_id].items()})
     return ClassReport(course.title, learners, list(modules.values()), refused)
+
+
+def _drill_title(course: Course, module_id: str, drill_id: str) -> str:
+    """A drill as the instructor reads it: its title (its id when it has none of its own or is gone)."""
+    slot = course.slot(module_id)
+    drill = slot.module.drill(drill_id) if slot and slot.module else None
+    return drill.title if drill is not None and drill.title != drill_id.replace("-", " ") else drill_id
 
 
 def _top(counts: dict[str, int]) -> list[tuple[str, int]]:
