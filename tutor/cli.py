@@ -91,6 +91,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("profile", help="export or import a profile (merges histories from two machines)")
     p.add_argument("action", choices=["export", "import"])
     p.add_argument("file", type=Path)
+    p.add_argument("--name", metavar="NAME", help="export: the learner's name, which class-report shows "
+                                                  "(default: the file's name)")
 
     p = sub.add_parser("new", help="scaffold a lesson pack or a module that validate and check pass")
     new = p.add_subparsers(dest="what", metavar="WHAT", required=True)

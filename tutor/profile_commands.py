@@ -101,7 +101,7 @@ def transfer(store, args: argparse.Namespace, out: TextIO) -> int:
     workspace = profile_workspace(args.profile)  # every course's lab files (workspace/<profile>/courses/<course>/)
     if args.action == "export":
         try:
-            report = export_profile(store, args.file, workspace)
+            report = export_profile(store, args.file, workspace, learner=getattr(args, "name", None) or "")
         except OSError as exc:
             print(f"pytorch-tutor: cannot write {args.file}: {exc.strerror}", file=sys.stderr)
             return 1

@@ -114,3 +114,27 @@ def test_nothing_readable_is_an_error(mini_course, tmp_path):
     err = io.StringIO()
     assert class_report([tmp_path / "missing.json"], mini_course.root, None, io.StringIO(), err) == 2
     assert "does not exist" in err.getvalue()
+
+
+def test_learners_are_named_by_the_name_their_export_carries(mini_course, tmp_path):
+    """Thirty files all called me.json collided; `profile export --name` puts the learner's name in the file,
+    read as one printable line (a control character or a second line never reaches the report)."""
+    from tutor.cli import main
+
+    paths = []
+    for who, name in (("a", "Alice Martin"), ("b", "Bob\x1b[2J\nEvil")):
+        folder = tmp_path / who
+        folder.mkdir()
+        store = ProfileStore.open(folder / "p.sqlite")
+        store.use_course("mini-course")
+        store.record(prediction("transpose-strides", "(1, 3)", True))
+        store.close()
+        paths.append(folder / "me.json")
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("PYTORCH_TUTOR_HOME", str(folder / "home"))
+            assert main(["--profile", "p", "profile", "export", str(paths[-1]), "--name", name]) == 0
+    unnamed = export(tmp_path, "me", [prediction("transpose-strides", "(1, 3)", True)])
+    report = build(mini_course, [*paths, unnamed])
+    names = [r.name for r in report.learners]
+    assert names[0] == "Alice Martin" and names[2] == "me"
+    assert "\x1b" not in names[1] and "\n" not in names[1] and names[1].startswith("Bob")

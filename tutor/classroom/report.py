@@ -19,7 +19,7 @@ from tutor.course.loader import Course
 from tutor.judge import AnswerError, matching_misconception, parse_answer
 from tutor.progress.store import Attempt
 from tutor.progress.summary import summarise
-from tutor.progress.transfer import read_export
+from tutor.progress.transfer import export_learner, read_export
 from tutor.safe_text import safe_line
 
 TOP = 3  # drills and misconceptions listed per module
@@ -78,11 +78,17 @@ def _clean_seconds(value: float) -> float:
     return min(value, MAX_SECONDS_PER_ATTEMPT) if math.isfinite(value) and value > 0 else 0.0
 
 
+def _one_line(text: str) -> str:
+    """A name as one short printable line: control characters made inert, line breaks and runs of space one space."""
+    return " ".join(safe_line(text, 60).split())[:60]
+
+
 def _names(paths: list[Path]) -> list[str]:
-    """Each learner by file name, made unique (two folders may both hold alice.json)."""
+    """Each learner by the name the export carries (`profile export --name`), else by file name, made
+    unique (thirty files all called me.json, or two folders both holding alice.json)."""
     names, seen = [], Counter()
     for path in paths:
-        base = safe_line(path.stem, 60) or "learner"
+        base = _one_line(export_learner(path)) or _one_line(path.stem) or "learner"
         seen[base] += 1
         names.append(base if seen[base] == 1 else f"{base} ({seen[base]})")
     return names

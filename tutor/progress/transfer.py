@@ -69,8 +69,10 @@ class ImportReport:
     kept: list[str] = field(default_factory=list)  # local workspace files moved aside for an imported one
 
 
-def export_profile(store: ProfileStore, path: Path, workspace: Path | None = None) -> ExportReport:
-    """Write every course's attempts, cards and position, and the workspace's files, to ``path``."""
+def export_profile(store: ProfileStore, path: Path, workspace: Path | None = None,
+                   learner: str = "") -> ExportReport:
+    """Write every course's attempts, cards and position, and the workspace's files, to ``path``; ``learner``:
+    the name class-report gives the file (optional: 30 files all called me.json otherwise collide)."""
     current = store.course
     attempts, cards, positions = [], [], []
     courses = store.courses()
@@ -87,6 +89,8 @@ def export_profile(store: ProfileStore, path: Path, workspace: Path | None = Non
     files, skipped = workspace_files.collect(workspace) if workspace is not None else ([], [])
     data = {"format": FORMAT, "version": VERSION, "attempts": attempts, "cards": cards, "positions": positions,
             "workspace": files}
+    if learner:
+        data["learner"] = learner
     tmp = Path(path).with_name(Path(path).name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
     tmp.replace(path)
@@ -174,6 +178,16 @@ def _course_of(raw: dict) -> str:
     if not isinstance(course, str) or not course.strip() or len(course) > 4096:
         raise ValueError("a row names a course that is not text")
     return course
+
+
+def export_learner(path: Path) -> str:
+    """The learner's name an export carries ("" when none: an export made without --name, or an older one).
+    Read as data and made a single printable line by its caller; never trusted as anything else."""
+    try:
+        name = _read(Path(path)).get("learner", "")
+    except ValueError:
+        return ""
+    return name if isinstance(name, str) else ""
 
 
 def read_export(path: Path) -> list[Attempt]:
