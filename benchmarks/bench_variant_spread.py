@@ -10,7 +10,7 @@ sandbox (machine kernels), so a tuple is what a learner would be graded against.
     .venv/bin/python benchmarks/bench_variant_spread.py [lessons/01_eager_mental_model.yaml ...] [--draws 20]
 
 No budget: it reports (issue 32's goal: >= 70% of prediction drills vary in every module, median >= 5
-distinct answer tuples).
+distinct answer tuples), and how many drills say with `vary:` why they have no variants.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ async def spread(modules, draws: int, options: dict) -> list[tuple[str, int, int
                     seen.add(tuple(sorted(report.observed.items())))
                 counts.append(len(seen))
                 print(f"  {module.id}/{drill.id}: {len(seen)} distinct answer tuples in {draws} draws", flush=True)
-            rows.append((module.id, len(predictions), len(counts), counts))
+            exempt = sum(1 for d in predictions if d.variants is None and d.vary)
+            rows.append((module.id, len(predictions), len(counts), counts, exempt))
     finally:
         await sandbox.close()
     return rows
@@ -60,17 +61,17 @@ def main() -> None:
     root = builtin_course_dir()
     options = grants.sandbox_options(root, modules)
     rows = asyncio.run(spread(modules, args.draws, options))
-    print(f"\n{'module':<8}{'predictions':>12}{'vary':>6}{'share':>8}{'median distinct':>17}")
-    for module_id, total, varying, counts in rows:
+    print(f"\n{'module':<8}{'predictions':>12}{'vary':>6}{'share':>8}{'no-vary reason':>16}{'median distinct':>17}")
+    for module_id, total, varying, counts, exempt in rows:
         share = f"{varying / total:.0%}" if total else "-"
         median = f"{statistics.median(counts):g}" if counts else "-"
-        print(f"{module_id:<8}{total:>12}{varying:>6}{share:>8}{median:>17}")
+        print(f"{module_id:<8}{total:>12}{varying:>6}{share:>8}{exempt:>16}{median:>17}")
     total = sum(r[1] for r in rows)
     varying = sum(r[2] for r in rows)
+    exempt = sum(r[4] for r in rows)
     everything = [c for r in rows for c in r[3]]
-    print(f"{'all':<8}{total:>12}{varying:>6}{(varying / total if total else 0):>8.0%}"
+    print(f"{'all':<8}{total:>12}{varying:>6}{(varying / total if total else 0):>8.0%}{exempt:>16}"
           f"{(statistics.median(everything) if everything else 0):>17g}")
-
 
 if __name__ == "__main__":
     main()

@@ -363,3 +363,29 @@ def test_check_proves_a_first_divergence_drills_wrong_repair_is_rejected_by_a_co
         rc = main(["check", str(tmp_path / "hole" / "m.yaml")])
     out = capsys.readouterr().out
     assert rc == 1 and "FAIL vhole/moving" in out and "wrong fix 1" in out and "the check accepts it" in out
+
+
+@pytest.mark.parametrize("extra, says", [
+    ('    vary: "the version string is one fixed fact of this build"\n', None),
+    ('    vary: fixed\n', "say in a sentence why no instance"),
+])
+def test_a_drill_without_variants_may_say_why_and_validate_reads_it(tmp_path, extra, says):
+    text = DRILL.replace('''    variants:
+      params:
+        rows: [2, 3, 4]
+        cols: {range: [2, 6]}
+        dim: [0, 1]
+      where: "rows != cols"
+      corners: [{rows: 2, cols: 5, dim: 0}]
+''', extra).replace("{{rows}}", "2").replace("{{cols}}", "5").replace("{{dim}}", "0")
+    module, errors = _load(tmp_path, text)
+    if says is None:
+        assert errors == [] and module.drills[0].vary.startswith("the version string")
+    else:
+        assert any(says in e.message and e.field.endswith("vary") for e in errors), errors
+
+
+def test_vary_and_variants_together_are_an_error(tmp_path):
+    text = DRILL.replace("    prompt: A {{rows}}", '    vary: "nothing here can vary at all"\n    prompt: A {{rows}}')
+    _module, errors = _load(tmp_path, text)
+    assert any("`vary:` says why one has none" in e.message for e in errors), errors

@@ -41,6 +41,8 @@ DRILL_FIELDS: tuple[FieldSpec, ...] = (
     _f("kind", "kind", since=2),
     # format 3: parameters that vary the drill, read before every text that names them (variants.py)
     _f("variants", "variants", allowed=PREDICTS | TRACED, since=3),
+    # why a drill has no variants: its mechanism admits no honest variation (a fixed API fact)
+    _f("vary", "optional_text", allowed=PREDICTS | TRACED, since=3),
     _f("title", "optional_text"),
     _f("tags", "texts"),
     _f("prompt", "text", required=ALL),

@@ -181,6 +181,7 @@ def parse_drill(reader: Reader, item: Any, path: str, mark: Mark, version: int, 
         starter=values.get("starter", ""),
         needs=values.get("needs", ()),
         threads=values.get("threads", 0),
+        vary=values.get("vary", ""),
         probe=values.get("probe", ""),
         line=mark[0],
         kind=kind,
@@ -206,6 +207,12 @@ def _cross_field_rules(reader: Reader, data: MarkedDict, path: str, kind: DrillK
             reader.error(reader.key_mark(data, key), join(path, key), "must not be empty")
     if "ask" in data and not values.get("ask") and not _errors_at(reader, join(path, "ask")):
         reader.error(reader.key_mark(data, "ask"), join(path, "ask"), "a drill asks for at least one prediction")
+    if "vary" in data and "variants" in data:
+        reader.error(reader.key_mark(data, "vary"), join(path, "vary"),
+                     "a drill with `variants:` varies: `vary:` says why one has none")
+    elif "vary" in data and len(values.get("vary", "").split()) < 3:
+        reader.error(reader.key_mark(data, "vary"), join(path, "vary"),
+                     "say in a sentence why no instance of this drill could differ (what is fixed)")
     timeout = values.get("timeout") or DEFAULT_TIMEOUT
     if timeout > DEFAULT_TIMEOUT and not values.get("timeout_reason", "").strip():
         reader.error(reader.key_mark(data, "timeout"), join(path, "timeout"),

@@ -189,6 +189,7 @@ class Drill:
     timeout: float = DEFAULT_TIMEOUT
     timeout_reason: str = ""
     threads: int = 0  # intra-op threads for this drill's runs (0: the sandbox's); never more than it has
+    vary: str = ""  # why this drill declares no variants (format 3): what about it admits no honest variation
     # A lab's fixtures: what its tests compute with the reference, never run in the learner's process
     # (whose sandbox hides the modules its rules forbid): its UPPER_CASE names reach that process as data
     fixtures: str = ""
