@@ -39,3 +39,21 @@ def test_a_directory_holding_a_hidden_file_stays_listable_and_only_the_file_is_l
     assert {str(pkg / "config.py"), str(pkg / "sub"), str(pkg / "__pycache__")} <= set(readable)
     assert listable == [str(tmp_path), str(pkg)]
     assert split_hidden([str(pkg / "sub")], [str(pkg / "model.py")]) == ([str(pkg / "sub")], [])
+
+
+def test_a_hidden_file_in_an_installed_package_cuts_up_the_interpreters_directory_too(tmp_path):
+    """A wheel puts capstone/ inside site-packages, which the sandbox also shows whole: Landlock's rule on
+    site-packages would grant the file again, so the hidden file is named as the host names it too, and
+    the interpreter's directory is cut up around it."""
+    from tutor.sandbox.inner.tree import Setup, runner_paths
+    from tutor.sandbox.wire import Tier
+
+    site = tmp_path / "site-packages"
+    pkg = package(site)
+    setup = Setup(tier=Tier.LANDLOCK, uid=0, gid=0, root=True,
+                  extra_names={str(pkg): "/proc/self/fd/200"})
+    names = runner_paths(setup, [str(pkg / "model.py"), "/etc/passwd"])
+    assert names == ("/proc/self/fd/200/model.py", str(pkg / "model.py"))
+    readable, listable = split_hidden([str(site)], list(names))
+    assert str(pkg / "model.py") not in readable and str(pkg / "config.py") in readable
+    assert listable == [str(site), str(pkg)]

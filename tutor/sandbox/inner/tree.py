@@ -61,14 +61,18 @@ class Setup:
 
 
 def runner_paths(setup: Setup, hidden) -> tuple[str, ...]:
-    """Hidden host paths as a runner names them; only those inside a read-only course directory
-    count (a request cannot use this to reach, or to cut up, anything else)."""
+    """Hidden host paths as a runner names them, and as the host does: only those inside a read-only
+    course directory count (a request cannot use this to reach, or to cut up, anything else). Both
+    names, because Landlock's rules follow inodes: a package installed in site-packages is also
+    beneath the interpreter's own directory, whose rule must be cut up around the file too."""
     out = []
     for path in hidden:
         path = os.path.abspath(path)
         for host, name in setup.extra_names.items():
             if path.startswith(host.rstrip("/") + "/"):
                 out.append(name + path[len(host):])
+                if name != host:
+                    out.append(path)
                 break
     return tuple(out)
 
