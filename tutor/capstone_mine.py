@@ -111,6 +111,17 @@ def package_line(space, module) -> str | None:
     return ("Your package: " + "; ".join(parts)) if parts else None
 
 
+def _references_of_yours(choices: list[StageChoice]) -> tuple[str, ...]:
+    """The package's own files of the stages the learner wrote: hidden from the run (no route to them,
+    an exec of the file's text included), so `--package mine` runs the learner's code or says it cannot."""
+    from tutor.course import grants
+    from tutor.locations import builtin_course_dir
+    from tutor.sandbox.hidden_modules import hidden_paths
+
+    return hidden_paths(grants.code_dirs(builtin_course_dir()),
+                        [f"capstone.{c.stage.module}" for c in choices if c.source is not None])
+
+
 def run_mine(args: argparse.Namespace, argv: list[str], profile: str) -> int:
     """Run the parsed capstone command on the learner's package, in the sandbox; its exit status."""
     command = args.command_name
@@ -136,7 +147,7 @@ def run_mine(args: argparse.Namespace, argv: list[str], profile: str) -> int:
     root = Path(args.workspace).resolve()
     root.mkdir(parents=True, exist_ok=True)
     request = RunRequest(code=driver_code(choices, inner_argv(argv)), needs=("output-dir",),
-                         timeout=OUTPUT_RUN_TIMEOUT)
+                         timeout=OUTPUT_RUN_TIMEOUT, hidden=_references_of_yours(choices))
     result = _run_in_sandbox(request, root)
     if isinstance(result, str):
         print(f"capstone {command} --package mine: {result}", file=sys.stderr)

@@ -113,6 +113,19 @@ def test_a_broken_stage_file_fails_in_one_line_that_names_it(tier1, tmp_path, ca
     assert "Traceback" not in err and not (ws.root / "train" / "ckpt.pt").exists()
 
 
+def test_a_stage_file_that_runs_its_reference_read_from_disk_gets_no_further_than_the_read(tier1, tmp_path, capsys):
+    """No import statement for the text rule to refuse: the file execs capstone/model.py's text. The run hides
+    the package's own files of the stages that are the learner's, so the read fails and nothing trains."""
+    ws = tiny_workspace(tmp_path / "ws", train=False)
+    write_stage("32", "build-the-gpt", "import capstone, os\n"
+                                       "with open(os.path.join(capstone.__path__[0], 'model.py')) as _f:\n"
+                                       "    exec(compile(_f.read(), 'model.py', 'exec'))\n")
+    assert capstone("train", "--package", "mine", "--workspace", str(ws.root), *TINY) == 1
+    out, err = capsys.readouterr()
+    assert "your model.py (stage 4, 32/build-the-gpt)" in err and "PermissionError" in err, err
+    assert not (ws.root / "train" / "ckpt.pt").exists()
+
+
 def test_a_stage_file_that_imports_its_reference_is_refused_before_any_run(tmp_path, capsys):
     # `--package mine` would run the reference and call it the learner's: refused by the lab's own import
     # rules, checked on the file's text (no sandbox starts, nothing of the learner's is imported)
