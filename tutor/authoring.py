@@ -130,6 +130,9 @@ async def _check_instance(module: Module, drill: Drill, sandbox: SandboxPort) ->
             continue
         described = obs.asks[ask.key].value
         observed[ask.key] = verdict.observed
+        raised_bases = {b.lower() for b in described.get("bases", ())} if isinstance(described, dict) else set()
+        problems.extend(f"ask {ask.key!r}: {base} is not a base class of what was raised ({verdict.observed})"
+                        for base in ask.bases if base.lower() not in raised_bases)
         described_by_key[ask.key] = described
         if not judge(ask, verdict.observed, described).correct:
             problems.append(f"ask {ask.key!r}: the judge rejects the observed value typed back ({verdict.observed!r})")

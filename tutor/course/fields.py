@@ -89,7 +89,7 @@ MODULE_OPTIONAL = {1: {"intro", "self_check", "renamed"}, 2: {"intro", "self_che
                    3: {"intro", "self_check", "setup", "renamed", "rules"}}
 
 ASK_REQUIRED, ASK_OPTIONAL = {"kind"}, {"expr", "id", "question", "options", "tolerance", "match", "pattern",
-                                        "view", "of"}  # view/of: format 2 (view_fields.py)
+                                        "view", "of", "bases"}  # view/of: format 2 (view_fields.py)
 WRONG_REQUIRED, WRONG_OPTIONAL = {"answer", "misconception"}, {"expr", "ask"}
 SELF_CHECK_REQUIRED, SELF_CHECK_OPTIONAL = {"id", "question", "answer"}, {"options", "correct"}
 TEST_REQUIRED, TEST_OPTIONAL = {"name", "check"}, {"probe", "hints"}

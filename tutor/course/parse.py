@@ -361,10 +361,15 @@ def _parse_ask(reader: Reader, item: Any, path: str, mark: Mark) -> Ask | None:
     question = reader.text(data, "question", path, default="") or _default_question(kind, expr)
     match, pattern = _text_match(reader, data, path, kind, question)
     view = view_fields.ask_view(reader, data, path, expr)
+    bases = reader.text_list(data, "bases", path)
+    if bases and kind != "error":
+        reader.error(reader.key_mark(data, "bases"), f"{path}.bases", "bases only go with kind `error`")
+    if any(not b.isidentifier() for b in bases):
+        reader.error(reader.key_mark(data, "bases"), f"{path}.bases", "each base is an exception class's name")
     if len(reader.errors) > before:
         return None
     return Ask(key=key, expr=expr, kind=kind, question=question, options=options, tolerance=tolerance,
-               match=match, pattern=pattern, view=view)
+               match=match, pattern=pattern, view=view, bases=tuple(bases))
 
 
 def _text_match(reader: Reader, data: MarkedDict, path: str, kind: str, question: str) -> tuple[str, str]:

@@ -74,6 +74,9 @@ class Ask:
     match: str = "case-insensitive"  # text asks: exact | case-insensitive | regex (see tutor/judge/text_match.py)
     pattern: str = ""  # the regex a text answer must match in full, with match: regex
     view: View | None = None  # format 2: a view shown with this ask after the reveal
+    # an error ask: documented base classes of the exception a learner may name instead (RuntimeError for
+    # torch's TorchRuntimeError), where the subclass's name is trivia; `check` proves each is a base
+    bases: tuple[str, ...] = ()
 
     @property
     def observes_code_error(self) -> bool:

@@ -82,13 +82,18 @@ def judge_read(ask: Any, said: ReadAnswer, described: Any, wrong_answers: Iterab
         return Verdict(False, "", observed_text, problem=said.problem, note=note)
     predicted = said.value
     divergence = compare(ask.kind, predicted, observed, ask.tolerance, ask.options, _text_match(ask))
+    bases = {b.lower() for b in getattr(ask, "bases", ())}  # the author's, and really bases of what was raised
+    raised = {b.lower() for b in described.get("bases", ())} if isinstance(described, dict) else set()
+    by_base = bool(divergence) and ask.kind == "error" and str(predicted).lower() in bases & raised
+    if by_base:  # a documented base class of what was raised: right in substance
+        divergence, note = None, f"it raised {observed}, a {predicted}"
     misconception = ""
     if divergence:
         misconception = matching_misconception(ask, predicted, wrong_answers)
         if note:
             divergence = f"{divergence} — {note}"
     return Verdict(divergence is None, render(ask.kind, predicted, ask.options), observed_text,
-                   divergence or "", misconception, note=note if divergence else "")
+                   divergence or "", misconception, note=note if divergence or by_base else "")
 
 
 def _text_match(ask: Any) -> TextMatch:

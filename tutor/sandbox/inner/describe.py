@@ -83,7 +83,11 @@ def describe(value, torch, depth: int = 0) -> dict:
         # torch exposes some exceptions under a public name for a private class
         # (torch.linalg.LinAlgError is torch._C._LinAlgError): show the name people type.
         name = type(value).__name__.lstrip("_") or type(value).__name__
-        return {"type": "exception", "name": name, "message": str(value)[:MAX_TEXT]}
+        # its base classes, nearest first, so a judge can accept a documented base (RuntimeError for
+        # TorchRuntimeError) where an ask allows one; BaseException and object say nothing
+        bases = [c.__name__.lstrip("_") or c.__name__ for c in type(value).__mro__[1:]
+                 if c not in (BaseException, object)][:8]
+        return {"type": "exception", "name": name, "message": str(value)[:MAX_TEXT], "bases": bases}
     if isinstance(value, (tuple, list)):
         kind = "tuple" if isinstance(value, tuple) else "list"
         out = {"type": kind, "items": [describe(v, torch, depth + 1) for v in list(value)[:MAX_ITEMS]]}

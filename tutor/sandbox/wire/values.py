@@ -80,9 +80,11 @@ def read_value(v: Any, clean: Callable[[str], str] = same, depth: int = 0) -> di
                 raise TypeError("grad must be a tensor")
             out["grad"] = grad
     elif t == "exception":
-        allowed = {"name", "message", "line"}
+        allowed = {"name", "message", "line", "bases"}
         out["name"] = clean(as_text(d.get("name"), 200))
         out["message"] = clean(as_text(d.get("message", "")))
+        if "bases" in d:
+            out["bases"] = [clean(as_text(b, 200)) for b in as_list(d["bases"])[:8]]
         if "line" in d:
             out["line"] = as_line(d["line"])
     elif t in CLASS_TYPES:
