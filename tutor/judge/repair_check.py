@@ -31,6 +31,10 @@ async def wrong_fix_problems(drill, service, observed: dict[str, str] | None = N
             observed[f"wrong fix {i + 1}'s check"] = obs.check
         if obs.error is not None and obs.error.phase not in ("code", "probe"):
             problems.append(f"{where}: {obs.error.phase} raised {describe_error(obs.error)}")
+        elif obs.error is not None and obs.error.phase == "code":  # rejected: a fix that raises never passes
+            told = describe_error(obs.error)                      # (the learner is shown the error and the check)
+            if wrong.says not in told and wrong.says not in (obs.check_text or ""):
+                problems.append(f"{where}: it raises {told!r}, which does not say {wrong.says!r}")
         elif obs.check == "passed":
             problems.append(f"{where}: the check accepts it")
         elif obs.check != "failed":
