@@ -23,7 +23,8 @@ from tutor.progress.review import SELF_RATING_WORDS
 from tutor.safe_text import inert, safe_line
 from tutor.sandbox.client import Sandbox
 from tutor.session import OPENABLE, SELF_CHECKS, Session
-from tutor.tutoring.presentation import hint_line, option_lines, plain_lines, run_blocks, self_check_verdict
+from tutor.tutoring.presentation import (hint_line, option_lines, plain_lines, rubric_lines, run_blocks,
+                                        self_check_verdict)
 from tutor.tutoring.reports import ModuleRef, RunReport
 from tutor.tutoring.service import SandboxPort, TutoringService
 from tutor.tutoring.view_blocks import read_view_request, view_report_blocks
@@ -415,6 +416,8 @@ class PlainTutor(PlainReading):
                 if report.correct is not None:
                     self.say(self_check_verdict(report.correct, report.right_answer))
                 self.say("Model answer: " + markdown_to_plain(inert(report.model_answer)))
+                for text in rubric_lines(report.points):
+                    self.say(text)
                 if report.needs_rating:
                     self.rate(module, check)
                 self.announce(report.unlocked)

@@ -146,3 +146,34 @@ def test_a_wrong_submission_may_replace_a_stage_it_uses_but_no_other_module(tmp_
     _module, errors = load(tmp_path, LAB + stray)
     refused = [e.message for e in errors if "wrong_submissions" in e.field]
     assert refused == ["a wrong submission replaces 'elsewhere', which is not one of the lab's `files:` or `uses:` stages"]
+
+
+RUBRIC_CHECKS = """self_check:
+  - id: free
+    question: q
+    answer: a full answer
+    points: ["first point", "second point"]
+  - id: bare
+    question: q
+    answer: a
+"""
+
+
+def test_a_free_text_self_check_declares_its_rubric_points_in_any_format(tmp_path):
+    for version in (1, 2, 3):
+        module, errors = load(tmp_path, PREDICTION, version=version, extra=RUBRIC_CHECKS)
+        assert errors == []
+        assert module.self_checks[0].points == ("first point", "second point")
+        assert module.self_checks[1].points == ()  # optional: a pack without rubrics validates as before
+
+
+def test_a_rubric_is_refused_where_it_cannot_be_used(tmp_path):
+    one = RUBRIC_CHECKS.replace('["first point", "second point"]', '["only one"]')
+    _, errors = load(tmp_path, PREDICTION, extra=one)
+    assert any("2 to 4 points" in e.message and e.line == 7 for e in errors)
+    choice = RUBRIC_CHECKS.replace("    points:", "    options: [x, y]\n    correct: 0\n    points:")
+    _, errors = load(tmp_path, PREDICTION, extra=choice)
+    assert any("multiple-choice question is judged" in e.message for e in errors)
+    long = RUBRIC_CHECKS.replace('"second point"', '"' + "x" * 200 + '"')
+    _, errors = load(tmp_path, PREDICTION, extra=long)
+    assert any("one short line" in e.message for e in errors)

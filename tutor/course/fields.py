@@ -91,7 +91,8 @@ MODULE_OPTIONAL = {1: {"intro", "self_check", "renamed"}, 2: {"intro", "self_che
 ASK_REQUIRED, ASK_OPTIONAL = {"kind"}, {"expr", "id", "question", "options", "tolerance", "match", "pattern",
                                         "view", "of", "bases"}  # view/of: format 2 (view_fields.py)
 WRONG_REQUIRED, WRONG_OPTIONAL = {"answer", "misconception"}, {"expr", "ask"}
-SELF_CHECK_REQUIRED, SELF_CHECK_OPTIONAL = {"id", "question", "answer"}, {"options", "correct"}
+# `points:` a free-text question's rubric: the two to four points its model answer makes (shown after the answer)
+SELF_CHECK_REQUIRED, SELF_CHECK_OPTIONAL = {"id", "question", "answer"}, {"options", "correct", "points"}
 TEST_REQUIRED, TEST_OPTIONAL = {"name", "check"}, {"probe", "hints"}
 RULE_KEYS = {"allow_names", "allow_attributes", "allow_calls", "forbid_names", "forbid_modules", "no_loops", "no_comprehensions",
              "no_imports", "max_lines", "max_columns"}

@@ -433,11 +433,25 @@ def _parse_self_check(reader: Reader, item: Any, path: str, mark: Mark) -> SelfC
             correct = raw
     elif "correct" in data:
         reader.error(reader.key_mark(data, "correct"), f"{path}.correct", "`correct` only goes with `options`")
+    points = reader.text_list(data, "points", path)
+    if "points" in data and options:
+        reader.error(reader.key_mark(data, "points"), f"{path}.points",
+                     "`points` is the rubric of a free-text answer; a multiple-choice question is judged by `correct`")
+    elif "points" in data and not MIN_POINTS <= len(points) <= MAX_POINTS:
+        reader.error(reader.key_mark(data, "points"), f"{path}.points",
+                     f"a rubric lists {MIN_POINTS} to {MAX_POINTS} points the model answer makes (this one has {len(points)})")
+    elif any(len(point) > MAX_POINT_CHARS for point in points):
+        reader.error(reader.key_mark(data, "points"), f"{path}.points",
+                     f"a rubric point is one short line (at most {MAX_POINT_CHARS} characters): the model answer says the rest")
     check = SelfCheck(
         id=reader.identifier(data, "id", path),
         question=reader.text(data, "question", path),
         answer=reader.text(data, "answer", path),
         options=options,
         correct=correct,
+        points=points,
     )
     return None if len(reader.errors) > before else check
+
+
+MIN_POINTS, MAX_POINTS, MAX_POINT_CHARS = 2, 4, 160

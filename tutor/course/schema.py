@@ -268,6 +268,8 @@ class SelfCheck:
     answer: str
     options: tuple[str, ...] = ()
     correct: int | None = None  # index into options for multiple choice
+    # a free-text question's rubric: the points its model answer makes, shown after the learner answers
+    points: tuple[str, ...] = ()
 
     @property
     def is_choice(self) -> bool:

@@ -96,6 +96,21 @@ def self_check_verdict(correct: bool | None, right_answer: str) -> str:
     return "Compare your answer with the model answer below."
 
 
+RUBRIC_HEADING = "A full answer makes these points:"
+
+
+def rubric_markdown(points: tuple[str, ...]) -> str:
+    """A free-text question's rubric as Markdown (after the answer; empty when it declares none)."""
+    if not points:
+        return ""
+    return f"**{RUBRIC_HEADING}**\n\n" + "\n".join(f"- {inert(point)}" for point in points)
+
+
+def rubric_lines(points: tuple[str, ...]) -> list[str]:
+    """The same rubric as plain lines."""
+    return [RUBRIC_HEADING, *(f"  - {inert(point)}" for point in points)] if points else []
+
+
 # ---------------------------------------------------------------- a run's report
 
 

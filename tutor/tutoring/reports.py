@@ -156,6 +156,7 @@ class SelfCheckReport:
     correct: bool | None = None  # None for free text: the learner compares with the model answer
     right_answer: str = ""  # the right option, labelled, for a multiple-choice question
     model_answer: str = ""
+    points: tuple[str, ...] = ()  # a free-text question's rubric: what a full answer makes (after the answer only)
     needs_rating: bool = False  # free text: the learner rates themselves next
     recorded: Recorded | None = None
     unlocked: tuple[ModuleRef, ...] = ()

@@ -92,7 +92,7 @@ class SelfCheckUseCases:
             done = module_id in session.progress.done
         self.keep_self_check_draft(module_id, check, "")  # answered: nothing left to keep
         return SelfCheckReport(module_id, check.id, answer, correct=correct, right_answer=right,
-                               model_answer=check.answer, needs_rating=correct is None, recorded=recorded,
+                               model_answer=check.answer, points=check.points, needs_rating=correct is None, recorded=recorded,
                                unlocked=self._refs(unlocked), module_done=done)
 
     def rate_self_check(self, module_id: str, check: SelfCheck, self_rating: int, seconds: float = 0.0) -> bool:

@@ -17,7 +17,7 @@ from tutor.app.widgets.footer import key_footer
 from tutor.app.widgets.page import Page, reveal
 from tutor.progress.review import SELF_RATING_WORDS
 from tutor.safe_text import inert
-from tutor.tutoring.presentation import option_lines, self_check_verdict
+from tutor.tutoring.presentation import option_lines, rubric_markdown, self_check_verdict
 
 
 RATE_HELP = "after a free-text answer: rate yourself against the model answer, 1 (missed it) to 4 (easy)"
@@ -136,7 +136,9 @@ class SelfCheckScreen(Screen):
             return
         model = self.query_one("#model-answer", Markdown)
         # awaited: its blocks are mounted before the page is scrolled to what follows them
-        await model.update(f"### {self_check_verdict(report.correct, report.right_answer)}\n\n" + inert(report.model_answer))
+        rubric = rubric_markdown(report.points)
+        await model.update(f"### {self_check_verdict(report.correct, report.right_answer)}\n\n" + inert(report.model_answer)
+                           + (f"\n\n{rubric}" if rubric else ""))
         model.add_class("-shown")
         self.app.announce_unlocked(report.unlocked)
         if report.needs_rating:  # free text: only the learner can compare with the model answer
