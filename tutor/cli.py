@@ -88,6 +88,13 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("review", help="what is due for spaced review today (and the review screen)")
     p.add_argument("--list", action="store_true", help="only print what is due; do not open the app")
 
+    p = sub.add_parser("interview", help="a timed mock interview over what you have done, with a debrief")
+    p.add_argument("--minutes", type=int, choices=(15, 30, 45), help="its length (asked when not given)")
+    p.add_argument("--scope", metavar="SCOPE", help="'done' (the modules you have done or tested out) or a part of "
+                                                    "the course by its id (asked when not given)")
+    p.add_argument("--debrief", action="store_true", help="show the last interview's debrief again; runs nothing")
+    p.add_argument("--markdown", type=Path, metavar="FILE", help="with --debrief: write it to FILE (Markdown)")
+
     p = sub.add_parser("profile", help="export or import a profile (merges histories from two machines)")
     p.add_argument("action", choices=["export", "import"])
     p.add_argument("file", type=Path)
@@ -275,7 +282,9 @@ def _run(argv: list[str] | None) -> int:
             from tutor.sandbox.doctor import print_report
 
             return print_report(sys.stdout)
-        if args.command in ("progress", "stats", "review", "profile"):
+        if args.command == "interview" and args.markdown is not None and not args.debrief:
+            raise ValueError("--markdown writes a debrief: use it with --debrief")
+        if args.command in ("progress", "stats", "review", "profile", "interview"):
             from tutor import profile_commands
 
             return profile_commands.main(args, sys.stdout)

@@ -21,6 +21,8 @@ def _open(args: argparse.Namespace):
 
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
+    if args.command == "interview" and not args.debrief:
+        return interview(args)
     try:
         course, store = _open(args)
     except StartupError as exc:
@@ -36,6 +38,8 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             return 0
         if args.command == "profile":
             return transfer(store, args, out)
+        if args.command == "interview":
+            return print_debrief(Session(course, store), args.markdown, out)
         due = Session(course, store).review.due()
         print_due(course, due, out)
     finally:
@@ -53,6 +57,7 @@ def print_stats(session: Session, out: TextIO) -> None:
     print(f"Last 14 days: {spark(stats.daily)}  ({count(sum(stats.daily), 'attempt')})", file=out)
     print(f"Recent predictions (● right, ○ wrong): {history_line(stats.recent) or '—'}", file=out)
     print(stats.first_try_line(), file=out)
+    print(stats.interview_line(), file=out)
     print("", file=out)
     print(f"{'module':<8}{'drills':>7}{'first try':>11}{'attempts':>10}{'time':>14}", file=out)
     for module_id, tally in stats.modules.items():
@@ -79,6 +84,39 @@ def print_stats(session: Session, out: TextIO) -> None:
     if stats.brier is not None:
         print(f"  Brier score {stats.brier:.3f}: {BRIER_GLOSS}; always saying 'fairly sure' and being right "
               "two times in three scores 0.222", file=out)
+
+
+def print_debrief(session: Session, path, out: TextIO) -> int:
+    """`interview --debrief [--markdown FILE]`: the last interview's debrief, printed or written to FILE."""
+    from tutor.interview.debrief import debrief, markdown
+    from tutor.interview.plan import scopes
+
+    found = debrief(session.course, session.store.attempts())
+    if found is None:
+        print("No interview yet: `pytorch-tutor interview` takes one.", file=out)
+        return 1
+    titles = {s.key: s.title for s in scopes(session.course, set())}
+    text = markdown(found, titles.get(found.scope, ""))
+    if path is None:
+        print(text, file=out, end="")
+        return 0
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"pytorch-tutor: cannot write {path}: {exc.strerror}", file=sys.stderr)
+        return 1
+    print(f"Wrote the debrief of the interview of {found.at} to {path}", file=out)
+    return 0
+
+
+def interview(args: argparse.Namespace) -> int:
+    """`interview`: the app's interview screen on a terminal; plain mode with --plain or without one."""
+    if args.plain or not sys.stdin.isatty():
+        return plain(args, interview=(args.minutes, args.scope))
+    from tutor.app.launch import launch
+
+    return launch(profile=args.profile, lessons=args.lessons, trust_lessons=args.trust_lessons,
+                  allow_grants=args.allow_grants, start="interview", interview=(args.minutes, args.scope))
 
 
 def print_due(course, due, out: TextIO) -> None:
@@ -123,8 +161,8 @@ def transfer(store, args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def plain(args: argparse.Namespace) -> int:
-    from tutor.plain import run_plain
+def plain(args: argparse.Namespace, interview: tuple[int | None, str | None] | None = None) -> int:
+    from tutor.plain.plain_tutor import run_plain
     from tutor.startup import ask_on_terminal
 
     try:
@@ -142,6 +180,6 @@ def plain(args: argparse.Namespace) -> int:
             except ValueError as exc:
                 print(f"pytorch-tutor: {inert(str(exc))}", file=sys.stderr)
                 return 2
-        return run_plain(session, args.profile, start=start)
+        return run_plain(session, args.profile, start=start, interview=interview)
     finally:
         store.close()

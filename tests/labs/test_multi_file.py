@@ -11,7 +11,7 @@ from tutor.authoring import check
 from tutor.course.loader import load_course
 from tutor.grading import grade, request_for
 from tutor.judge import labs
-from tutor.plain import run_plain
+from tutor.plain.plain_tutor import run_plain
 from tutor.progress.store import ProfileStore
 from tutor.session import Session
 from tutor.tutoring.service import TutoringService

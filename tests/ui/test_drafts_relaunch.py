@@ -10,7 +10,7 @@ from textual.widgets import Input, TextArea
 
 from tests.ui.conftest import SIZE, settle, text_of
 from tutor.app.screens.self_check import SelfCheckScreen
-from tutor.plain import run_plain
+from tutor.plain.plain_tutor import run_plain
 from tutor.progress.store import ProfileStore
 from tutor.session import SELF_CHECKS, Session
 

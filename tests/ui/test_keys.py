@@ -59,7 +59,7 @@ async def test_at_80_columns_every_footer_key_is_whole(make_app, mini_course_dir
         await settle(app, pilot)
         openers = [lambda: None, lambda: app.open_item("01", "transpose-strides"),
                    lambda: app.open_item("04", "write-relu"), lambda: app.open_self_check("01", 0),
-                   app.action_review, app.action_stats]
+                   app.action_review, app.action_stats, app.open_interview]
         for open_screen in openers:
             open_screen()
             await pilot.pause()

@@ -13,7 +13,7 @@ import pytest
 
 from tutor.judge import read_answer
 from tutor.judge.kinds import KIND_FORMS_ALL, expected_form
-from tutor.plain_text import markdown_to_plain
+from tutor.plain.text import markdown_to_plain
 
 BOX_COLUMNS = 70  # an answer box's text at 80 columns: the page's padding, the scrollbar, the box's border
 

@@ -9,7 +9,7 @@ from tests.mastery_history import record_history, tagged_course  # noqa: F401 (a
 from tutor.cli import main
 from tutor.course.loader import load_course
 from tutor.locations import profile_path
-from tutor.plain import run_plain
+from tutor.plain.plain_tutor import run_plain
 from tutor.progress.store import Attempt, ProfileStore
 from tutor.session import Session
 

@@ -34,7 +34,7 @@ def test_plain_mode_walks_a_hostile_pack_inert(hostile, shared_sandbox):
     import io
 
     from tutor.course.loader import load_course
-    from tutor.plain import run_plain
+    from tutor.plain.plain_tutor import run_plain
     from tutor.progress.store import ProfileStore
     from tutor.session import Session
 

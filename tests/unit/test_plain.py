@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tutor.plain import run_plain
+from tutor.plain.plain_tutor import run_plain
 from tutor.progress.store import ProfileStore
 from tutor.session import Session
 from tutor.workspace import Workspace, ensure_starter

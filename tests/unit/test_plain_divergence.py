@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tutor.course.loader import load_course
-from tutor.plain import run_plain
+from tutor.plain.plain_tutor import run_plain
 from tutor.progress.store import ProfileStore
 from tutor.session import Session
 

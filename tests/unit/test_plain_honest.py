@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from datetime import datetime, timedelta, timezone
 
-from tutor.plain import run_plain
+from tutor.plain.plain_tutor import run_plain
 from tutor.progress.review import Rating
 from tutor.progress.store import Attempt, AttemptKind, ProfileStore
 from tutor.session import Session

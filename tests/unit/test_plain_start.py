@@ -9,8 +9,8 @@ import pytest
 from tutor.cli import main
 from tutor.course.loader import load_course
 from tutor.locations import builtin_course_dir
-from tutor.plain import PROMPT_KINDS, run_plain
-from tutor.plain_text import gpu_note_text, markdown_to_plain
+from tutor.plain.plain_tutor import PROMPT_KINDS, run_plain
+from tutor.plain.text import gpu_note_text, markdown_to_plain
 from tutor.progress.store import ProfileStore
 from tutor.session import Session
 
@@ -90,7 +90,7 @@ def test_plain_mode_prints_markdown_as_plain_text(tmp_path, mini_course, scripte
 
 
 def test_the_gpu_note_label_is_said_once():
-    from tutor.plain_text import without_not_executed
+    from tutor.plain.text import without_not_executed
 
     assert without_not_executed("*Not executed here.* On a GPU the kernel is queued.") == \
         "On a GPU the kernel is queued."

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from tutor.plain import run_plain
+from tutor.plain.plain_tutor import run_plain
 from tutor.progress.store import ProfileStore
 from tutor.session import Session
 

@@ -6,7 +6,7 @@ import io
 from pathlib import Path
 
 from tutor.course.loader import load_course
-from tutor.plain import run_plain
+from tutor.plain.plain_tutor import run_plain
 from tutor.progress.store import ProfileStore
 from tutor.session import Session
 

@@ -179,7 +179,7 @@ def right_for_screen(screen: str) -> str:
 def test_plain_mode_follows_a_wrong_answer_with_a_fresh_instance_that_verifies(session):
     import io
 
-    from tutor.plain import run_plain
+    from tutor.plain.plain_tutor import run_plain
 
     out = io.StringIO()
     script = ["01", "999", "", right_for_screen, "", ":quit"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from typing import TYPE_CHECKING
 
 from textual.app import App
@@ -48,8 +50,11 @@ class TutorApp(App):
 
     def __init__(self, course: Course, store: ProfileStore, sandbox: Sandbox | None = None,
                  profile_name: str = "default", start: str = "map", session: Session | None = None,
-                 watch: bool = False, begin: tuple[str, str] | None = None, idle_exit: float = 0.0):
+                 watch: bool = False, begin: tuple[str, str] | None = None, idle_exit: float = 0.0,
+                 interview: tuple[int | None, str | None] = (None, None)):
         super().__init__()
+        self.interview_request = interview  # `pytorch-tutor interview --minutes M --scope S` (None: asked)
+        self.interview_clock = time.monotonic  # an interview's clock (a Pilot test plays 15 minutes at once)
         # serve-ui's tabs: end the session after idle_exit minutes without input (tutor/app/idle.py)
         self.idle_exit = IdleExit(idle_exit) if idle_exit > 0 else None
         self.begin = begin  # (module, item) from --module / --drill (Session.start_point): opened instead of resuming
@@ -161,6 +166,9 @@ class TutorApp(App):
         if self.start == "review":
             self.action_review()
             return
+        if self.start == "interview":
+            self.open_interview(*self.interview_request)
+            return
         if self.begin is not None:
             self.open_item(*self.begin)
             return
@@ -249,6 +257,16 @@ class TutorApp(App):
 
         self.back_to_map()
         self.push_screen(ReviewScreen())
+
+    def open_interview(self, minutes: int | None = None, scope: str | None = None) -> None:
+        """A mock interview (tutor/interview): its length and scope are asked unless given."""
+        from tutor.app.screens.interview import InterviewScreen
+
+        self.back_to_map()
+        self.push_screen(InterviewScreen(minutes, scope, self.interview_clock))
+
+    def action_interview(self) -> None:
+        self.open_interview()
 
     def action_stats(self) -> None:
         from tutor.app.screens.stats import StatsScreen

@@ -50,6 +50,7 @@ def screens() -> tuple[tuple[str, type], ...]:
     from tutor.app.app import TutorApp
     from tutor.app.screens.drill import DrillScreen
     from tutor.app.screens.exercise import ExerciseScreen
+    from tutor.app.screens.interview import InterviewScreen
     from tutor.app.screens.map import MapScreen
     from tutor.app.screens.review import ReviewScreen
     from tutor.app.screens.self_check import SelfCheckScreen
@@ -57,7 +58,7 @@ def screens() -> tuple[tuple[str, type], ...]:
     from tutor.app.widgets.code_editor import CodeEditor
 
     return (("map", MapScreen), ("drill", DrillScreen), ("lab", ExerciseScreen), ("self-check", SelfCheckScreen),
-            ("review", ReviewScreen), ("stats", StatsScreen), ("editor", CodeEditor),
+            ("review", ReviewScreen), ("stats", StatsScreen), ("interview", InterviewScreen), ("editor", CodeEditor),
             ("anywhere", TutorApp))
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tutor.course.loader import Course
-from tutor.progress.store import Attempt, AttemptKind
+from tutor.progress.store import ATTEMPT_NOTE, Attempt, AttemptKind
 
 PRIOR = 0.3
 LEARN = 0.15
@@ -35,6 +35,9 @@ MASTERED = 0.95  # the usual BKT mastery threshold
 WEAKEST = 3  # mechanisms the map and stats show
 WEAK_SPOT_EVERY = 3  # in a practice run, one weak-spot drill after every this many new ones
 JUDGED = (AttemptKind.PREDICTION, AttemptKind.REPAIR)
+# an interview's answers on drills are judged as practice judges them (tutor/interview/run.py), so they are
+# evidence too; its self-check answers are not drills and carry no mechanism tag
+INTERVIEW_ON_DRILLS = frozenset({"predict", "triage", "repair"})
 # Tags that name a drill's kind, not a mechanism (the course tags every repair drill "repair").
 NOT_MECHANISMS = frozenset({"repair", "lab", "prediction", "experiment", "first-divergence", "exercise"})
 
@@ -78,6 +81,14 @@ class Mechanism:
         return (others + [d for d in self.drills if d in revealing])[:limit]
 
 
+def judged(attempt: Attempt) -> bool:
+    """A judged attempt on a drill: a prediction, a repair run, or an interview's answer on a drill."""
+    if attempt.kind in JUDGED:
+        return True
+    note = attempt.verdict.get(ATTEMPT_NOTE) if attempt.kind == AttemptKind.INTERVIEW else None
+    return isinstance(note, dict) and note.get("as") in INTERVIEW_ON_DRILLS
+
+
 def misconceptions_of(attempt: Attempt) -> list[str]:
     """The declared misconceptions a judged attempt's wrong answers matched (stored in its verdict)."""
     out = []
@@ -98,7 +109,7 @@ def estimate(course: Course, attempts: list[Attempt]) -> dict[str, Mechanism]:
     tags, mechanisms = mechanisms_of(course)
     for a in attempts:
         key = (a.module, a.item)
-        if a.kind not in JUDGED or key not in tags:
+        if not judged(a) or key not in tags:
             continue
         observe(mechanisms, tags[key], key, a.correct, misconceptions_of(a))
     return mechanisms
@@ -139,7 +150,7 @@ def weak_spot_queue(mechanisms: dict[str, Mechanism], attempts: list[Attempt],
     """Drills to practise, weakest mechanism first: for a mechanism with a held misconception, the
     *other* drills carrying its tag (a fresh context, not the screen the learner just read), then the
     revealing drill itself; drills of modules not open to the learner are left out."""
-    answered_right = {(a.module, a.item) for a in attempts if a.kind in JUDGED and a.correct}
+    answered_right = {(a.module, a.item) for a in attempts if judged(a) and a.correct}
     queue: list[DrillKey] = []
     for mechanism in sorted(mechanisms.values(), key=lambda m: (m.known, m.tag)):
         if not mechanism.held or mechanism.mastered:

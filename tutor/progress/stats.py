@@ -44,6 +44,8 @@ class Stats:
     total_seconds: float = 0.0
     verified: int = 0  # drills whose prediction was verified
     verified_first_try: int = 0  # of those, on the first try (the rest after seeing a wrong try's observation)
+    interview_answers: int = 0  # answers given in mock interviews (tutor/interview)
+    interview_right: int = 0
 
     @property
     def first_try_share(self) -> float | None:
@@ -57,6 +59,16 @@ class Stats:
                 f"({self.first_try_share:.0%}); {self.verified - self.verified_first_try} after a wrong try "
                 "showed the observation.")
     weakest: list[Mechanism] = field(default_factory=list)  # the least-known mechanisms (tutor/progress/mastery.py)
+
+    def interview_line(self) -> str:
+        """Interview accuracy beside practice's: the same learner under time, on fresh instances."""
+        if not self.interview_answers:
+            return "Interviews: none yet (`pytorch-tutor interview`, or i on the map)."
+        practice = sum(t.first_try for t in self.modules.values())
+        predicted = sum(t.drills for t in self.modules.values())
+        beside = f"; practice: {practice / predicted:.0%} of drills right on the first try" if predicted else ""
+        return (f"Interviews: {self.interview_right} of {count(self.interview_answers, 'answer')} right "
+                f"({self.interview_right / self.interview_answers:.0%}){beside}.")
 
     def calibration_lines(self) -> list[str]:
         lines = []
@@ -92,6 +104,9 @@ def compute(course: Course, attempts: list[Attempt], today: date | None = None) 
         modules[a.module].seconds += a.seconds
         if (day := _day(a.at)) is not None:
             per_day[day] += 1
+        if a.kind == AttemptKind.INTERVIEW:
+            stats.interview_answers += 1
+            stats.interview_right += int(a.correct)
         if a.kind != AttemptKind.PREDICTION:
             continue
         stats.recent.append(a.correct)

@@ -80,6 +80,9 @@ class AttemptKind(StrEnum):
     SELF_CHECK = "self_check"
     REVIEW = "review"
     PLACEMENT = "placement"
+    # an answer given in a mock interview (tutor/interview): feeds the learner model, never verifies a drill;
+    # its note says which interview and what kind of question (a prediction, a repair, a self-check)
+    INTERVIEW = "interview"
 
 
 KINDS = tuple(AttemptKind)

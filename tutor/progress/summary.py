@@ -65,7 +65,7 @@ def summarise(course: Course, attempts: list[Attempt], position: tuple[str, str]
             p.self_checks_answered.add(a.item)
         elif a.kind == AttemptKind.PLACEMENT and a.correct:
             p.tested_out = True
-        if a.kind != "placement":
+        if a.kind not in (AttemptKind.PLACEMENT, AttemptKind.INTERVIEW):  # neither starts a module
             p.worked_on = True
 
     done: set[str] = set()

@@ -26,7 +26,7 @@ from tutor.app.widgets.trace_panel import NOT_YET, TracePanel
 from tutor.app.widgets.view_prompt import VIEW_KEY_HELP, ViewPanel, ViewPrompt, ViewSubmitted
 from tutor.judge import ReadAnswer, expected_form
 from tutor.progress.store import CONFIDENCE_LEVELS, AttemptKind
-from tutor.plain_text import without_not_executed
+from tutor.plain.text import without_not_executed
 from tutor.safe_text import inert
 from tutor.tutoring.presentation import option_lines
 from tutor.tutoring.reports import RunReport, ViewReport

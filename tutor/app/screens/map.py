@@ -82,6 +82,8 @@ class MapScreen(Screen):
         Binding("t", "test_out", "Test out",
                 tooltip="test out of a locked module: each module it skips answers its own questions"),
         Binding("r", "app.review", "Review", tooltip="spaced review: what is due"),
+        Binding("i", "app.interview", "Interview",
+                tooltip="a timed mock interview over what you have done (or a part of the course), with a debrief"),
         Binding("s", "app.stats", "Stats", tooltip="accuracy, calibration and time"),
         Binding("question_mark", "app.help", "Help", show=False, tooltip="how the tutor works, and every key"),
         Binding("q", "app.quit", "Quit", show=False, tooltip="quit (progress is always saved)"),

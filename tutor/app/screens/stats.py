@@ -41,6 +41,7 @@ class StatsScreen(Screen):
             yield Static(Text.assemble(("Recent predictions ", "bold"), ("(● right, ○ wrong): ", "dim"),
                                        history_line(stats.recent) or "none yet"), id="recent")
             yield Static(Text(stats.first_try_line()), id="first-try")
+            yield Static(Text(stats.interview_line()), id="interviews")
             modules = Table(title="Per module", expand=True)
             for column in ("module", "drills tried", "right first try", "attempts", "time"):
                 modules.add_column(column)

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tutor.course.graph import Status
-from tutor.plain_flow import Skip, ToMap
-from tutor.plain_placement import PlainPlacement
+from tutor.plain.flow import Skip, ToMap
+from tutor.plain.placement import PlainPlacement
 from tutor.safe_text import inert
 
 if TYPE_CHECKING:
-    from tutor.plain import PlainTutor
+    from tutor.plain.plain_tutor import PlainTutor
 
 
 class ModuleChooser:
@@ -51,6 +51,12 @@ class ModuleChooser:
                 if spots:
                     return spots[0]
                 self.tutor.say("No weak spots to practise: no misconception of yours is still showing.")
+                continue
+            if choice.lower() == "interview":  # a mock interview (tutor/interview), then the list again
+                from tutor.plain.interview import PlainInterview
+
+                PlainInterview(self.tutor).take()
+                listed = False
                 continue
             if choice.lower().startswith("test "):  # a test-out of a locked module's prerequisites
                 module_id = self._module_id(choice[5:].strip())

@@ -15,10 +15,10 @@ from typing import TextIO
 
 from tutor.course import grants
 from tutor.course.schema import Drill, Module
-from tutor.plain_choose import ModuleChooser
-from tutor.plain_flow import Leave, Skip, ToMap
-from tutor.plain_reading import PlainReading, numbered
-from tutor.plain_text import gpu_note_text, markdown_to_plain
+from tutor.plain.choose import ModuleChooser
+from tutor.plain.flow import Leave, Skip, ToMap
+from tutor.plain.reading import PlainReading, numbered
+from tutor.plain.text import gpu_note_text, markdown_to_plain
 from tutor.progress.review import SELF_RATING_WORDS
 from tutor.safe_text import inert, safe_line
 from tutor.sandbox.client import Sandbox
@@ -36,20 +36,23 @@ from tutor.wording import drill_label, shown_title
 # The prompt protocol (README.md, "Plain mode and scripts"): every prompt is one line that starts with
 # its kind in brackets and ends with "> ", with no newline after it; a script reads up to "> " and
 # answers by the kind. The first prompt is always [module], unless --module or --drill names the start.
-PROMPT_KINDS = ("module", "answer", "confidence", "code", "continue", "lab", "self-check", "rating", "test-out")
+PROMPT_KINDS = ("module", "answer", "confidence", "code", "continue", "lab", "self-check", "rating", "test-out",
+                "interview")
 
 HELP = ("At any prompt: ':hint' shows the next hint, ':skip' moves on, ':map' returns to the module list, "
         "':quit' leaves (progress is always saved); in a lab, ':reset' restores the starter file; after a drill's "
         "first run, ':trace' shows its code's trace (every tensor after every line) and ':view graph loss' "
         "(or storage NAME, module NAME [OPTIMIZER]) a view of any name. At the module list, 'test NN' tests out "
-        "of locked module NN's prerequisites.")
+        "of locked module NN's prerequisites, and 'interview' starts a mock interview.")
 
 
 
 class PlainTutor(PlainReading):
     def __init__(self, session: Session, sandbox: SandboxPort, profile: str, stdin: TextIO = sys.stdin,
-                 out: TextIO = sys.stdout, start: tuple[str, str] | None = None):
+                 out: TextIO = sys.stdout, start: tuple[str, str] | None = None,
+                 interview: tuple[int | None, str | None] | None = None):
         self.session = session
+        self.interview = interview  # `pytorch-tutor --plain interview`: (minutes, scope), either None to ask
         self.start = start  # (module, item) to begin at, from --module / --drill (see start_point)
         self.workspace = Workspace(profile, session.course.identity)  # this course's lab files
         self.service = TutoringService(session, sandbox, self.workspace, on_run=self._announce_run)
@@ -206,6 +209,11 @@ class PlainTutor(PlainReading):
             self.say(HELP)
             if self.session.store.notice:
                 self.say(self.session.store.notice)
+            if self.interview is not None:
+                from tutor.plain.interview import PlainInterview
+
+                PlainInterview(self, *self.interview).take()
+                raise Leave()
             start = self.start  # --module / --drill: where to begin; otherwise always the module list
             while True:
                 try:
@@ -227,7 +235,7 @@ class PlainTutor(PlainReading):
             self.loop.close()
 
     def choose_module(self) -> tuple[str, str]:
-        """The module list and the learner's choice (:mod:`tutor.plain_choose`)."""
+        """The module list and the learner's choice (:mod:`tutor.plain.choose`)."""
         return ModuleChooser(self).choose()
 
     def study(self, module_id: str, item: str) -> None:
@@ -439,10 +447,12 @@ def _indent(text: str) -> str:
 
 
 def run_plain(session: Session, profile: str, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout,
-              sandbox: Sandbox | None = None, start: tuple[str, str] | None = None) -> int:
-    """``start``: (module, item) from ``Session.start_point`` (--module / --drill); else the module list."""
+              sandbox: Sandbox | None = None, start: tuple[str, str] | None = None,
+              interview: tuple[int | None, str | None] | None = None) -> int:
+    """``start``: (module, item) from ``Session.start_point`` (--module / --drill); else the module list.
+    ``interview``: (minutes, scope) of `pytorch-tutor --plain interview` (None in either: asked)."""
     sandbox = sandbox or Sandbox(**grants.sandbox_options(session.course.root, session.course.modules()))
-    return PlainTutor(session, sandbox, profile, stdin, out, start).main()
+    return PlainTutor(session, sandbox, profile, stdin, out, start, interview).main()
 
 
 __all__ = ["OPENABLE", "PlainTutor", "run_plain"]

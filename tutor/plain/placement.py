@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 from tutor.judge import AnswerError
 from tutor.placement import PlacementQuestion, PlacementResult, form_of
-from tutor.plain_text import markdown_to_plain
-from tutor.plain_reading import numbered
+from tutor.plain.text import markdown_to_plain
+from tutor.plain.reading import numbered
 from tutor.safe_text import inert
 from tutor.tutoring.presentation import option_lines, placement_summary
 
 if TYPE_CHECKING:
-    from tutor.plain import PlainTutor
+    from tutor.plain.plain_tutor import PlainTutor
 
 
 class PlainPlacement:

@@ -1,13 +1,13 @@
 """How plain mode reads a prediction, a confidence and a repair's code: one ``[kind] … > `` prompt at a time.
 
-A mixin of :class:`tutor.plain.PlainTutor` (which has ``say`` and ``ask``). What the learner typed
+A mixin of :class:`tutor.plain.plain_tutor.PlainTutor` (which has ``say`` and ``ask``). What the learner typed
 before and has not had verified is offered again: an empty answer (or a lone '.' for code) keeps it.
 """
 
 from __future__ import annotations
 
 from tutor.judge import ReadAnswer, expected_form, read_answer
-from tutor.plain_text import markdown_to_plain
+from tutor.plain.text import markdown_to_plain
 from tutor.progress.store import CONFIDENCE_LEVELS
 from tutor.safe_text import inert, safe_line
 
