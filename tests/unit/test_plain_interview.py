@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from tests.interview_learner import ANSWERS, PlainLearner
 from tutor.interview.debrief import debrief, interviews
 from tutor.plain.plain_tutor import run_plain
@@ -11,13 +13,22 @@ from tutor.progress.store import AttemptKind, ProfileStore
 from tutor.session import Session
 
 
-def test_a_plain_interview_from_the_module_prompt_to_its_debrief(tmp_path, mini_course, scripted_sandbox):
+@pytest.fixture(params=["scripted", "real"])
+def sandbox(request):
+    """The scripted sandbox, and once (slow) the real one: the same interview, run for real."""
+    if request.param == "real":
+        request.applymarker(pytest.mark.slow)
+        return request.getfixturevalue("real_sandbox")
+    return request.getfixturevalue("scripted_sandbox")
+
+
+def test_a_plain_interview_from_the_module_prompt_to_its_debrief(tmp_path, mini_course, sandbox):
     store = ProfileStore.open(tmp_path / "p.sqlite")
     session = Session(mini_course, store)
     out = io.StringIO()
     # 'interview' at the module prompt; a wrong length, then 30; 'done' (nothing done yet: refused), then 'basics'
     learner = PlainLearner(out, ["interview", "20", "30", "done", "basics"])
-    assert run_plain(session, "default", learner, out, scripted_sandbox) == 0
+    assert run_plain(session, "default", learner, out, sandbox) == 0
     text = out.getvalue()
     assert "Type 15, 30 or 45." in text and "There is no scope 'done'" not in text
     assert "Type one of: basics, more." in text or "choose a part of the course" in text
