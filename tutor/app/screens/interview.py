@@ -23,6 +23,7 @@ from textual.widgets import Header, Input, Markdown, Static
 from tutor.app.widgets.code_editor import CodeEditor
 from tutor.app.widgets.code_view import CodeView
 from tutor.app.widgets.footer import key_footer
+from tutor.app.widgets.page import reveal
 from tutor.app.widgets.result_panel import prose_text
 from tutor.interview.debrief import debrief, markdown
 from tutor.interview.plan import LENGTHS, QuestionKind, Scope, scopes
@@ -46,8 +47,7 @@ class InterviewScreen(Screen):
         Binding("escape", "leave", "End", priority=True, tooltip="end the interview (what you answered is kept) "
                                                                  "and see its debrief; again: back to the map"),
         Binding("ctrl+r", "submit_code", "Submit repair", priority=True, tooltip="submit the repaired code"),
-        Binding("ctrl+s", "save", "Save debrief", priority=True, show=False,
-                tooltip="keep the debrief as a Markdown file"),
+        Binding("ctrl+s", "save", "Save debrief", priority=True, tooltip="keep the debrief as a Markdown file"),
     ]
 
     def __init__(self, minutes: int | None = None, scope: str | None = None,
@@ -61,7 +61,7 @@ class InterviewScreen(Screen):
                                                        session.progress.tested_out) if s.modules]
         self.interview: Interview | None = None
         self.question: Question | None = None
-        self.phase = "length"
+        self.phase = "length"  # set_phase() from here on: the footer follows it
         self.texts: dict[str, str] = {}
         self.ask_index = 0
         self.busy = False
@@ -74,15 +74,29 @@ class InterviewScreen(Screen):
             yield Static("", id="where", classes="where")
             yield Markdown("", id="question")
             yield CodeView("", id="question-code")
+            yield Markdown("", id="feedback")  # the verdict, a model answer, the debrief: above the next prompt
             yield Static("", id="prompt")
             yield Input(id="answer")
             yield CodeEditor.python("", id="code")
             yield Static("", id="status")
-            yield Markdown("", id="feedback")
         yield key_footer()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """ctrl+r only while a repair is asked, ctrl+s only beside a debrief (the footer shows what works now)."""
+        if action == "submit_code":
+            return self.phase == "repair"
+        if action == "save":
+            return self.phase == "done" and bool(self.report_text)
+        return True
+
+    def set_phase(self, phase: str) -> None:
+        self.phase = phase
+        self.refresh_bindings()
 
     def on_mount(self) -> None:
         self.query_one("#code", CodeEditor).display = False
+        self.query_one("#question-code", CodeView).display = False
+        self.query_one("#where", Static).update(Text("Mock interview"))
         self.set_interval(1.0, self.tick)
         if not self.offered:
             self.set_status("There is nothing to interview on yet: no module is written. Escape to go back.")
@@ -100,7 +114,7 @@ class InterviewScreen(Screen):
         if self.scope_key in by_key:
             self.start(by_key[self.scope_key])
             return
-        self.phase = "scope"
+        self.set_phase("scope")
         lines = "\n".join(f"  {s.key} — {inert(s.title)} ({count(len(s.modules), 'module')})" for s in self.offered)
         self.prompt(f"Scope (Enter: {self.offered[0].key}):\n{lines}", self.offered[0].key)
 
@@ -122,15 +136,17 @@ class InterviewScreen(Screen):
         self.texts, self.ask_index = {}, 0
         self.query_one("#where", Static).update(Text(f"Question {question.number} — {question.words} "
                                                      f"(module {question.module})"))
+        code_view = self.query_one("#question-code", CodeView)
         if question.check is not None:
             self.query_one("#question", Markdown).update(inert(question.check.question))
-            self.query_one("#question-code", CodeView).show("")
+            code_view.display = False
         else:
             self.query_one("#question", Markdown).update(inert(question.drill.prompt))
-            self.query_one("#question-code", CodeView).show(inert(question.drill.code), inert(question.drill.setup))
+            code_view.show(inert(question.drill.code), inert(question.drill.setup))
+            code_view.display = question.kind is not QuestionKind.REPAIR  # a repair's code is in the editor
         self.tick()
         if question.kind is QuestionKind.REPAIR:
-            self.phase = "repair"
+            self.set_phase("repair")
             self.query_one("#prompt", Static).update(Text("Repair the code below, then ctrl+r to submit it."))
             self.query_one("#answer", Input).display = False
             editor = self.query_one("#code", CodeEditor)
@@ -140,13 +156,13 @@ class InterviewScreen(Screen):
             return
         self.query_one("#code", CodeEditor).display = False
         if question.kind in (QuestionKind.PREDICT, QuestionKind.TRIAGE):
-            self.phase = "ask"
+            self.set_phase("ask")
             self.show_ask()
         elif question.kind is QuestionKind.CHOICE:
-            self.phase = "choice"
+            self.set_phase("choice")
             self.prompt("\n".join(option_lines(question.check.options)), "a letter")
         else:
-            self.phase = "explain"
+            self.set_phase("explain")
             self.prompt("Answer as you would to an interviewer.", "your answer")
 
     def show_ask(self) -> None:
@@ -168,7 +184,11 @@ class InterviewScreen(Screen):
         answer.display = True
         answer.placeholder = placeholder
         answer.value = ""
-        answer.focus()
+        answer.focus(scroll_visible=False)
+        # in view after the next layout: a question from its top down to the box (its top when taller than the
+        # page, as at 80x24: PageDown reaches the box), a later ask or a verdict from its line down to the box
+        first = self.ask_index == 0 and self.phase in ("ask", "choice", "explain", "length", "scope")
+        reveal(self.query_one("#where" if first else "#prompt"), answer)
 
     def set_status(self, text: str) -> None:
         self.query_one("#status", Static).update(Text(text))
@@ -186,6 +206,7 @@ class InterviewScreen(Screen):
         typed = event.value
         handler = getattr(self, f"phase_{self.phase}", None)
         if handler is not None:
+            self.set_status("")  # the last problem is answered or said again by the handler
             handler(typed)
 
     def phase_length(self, typed: str) -> None:
@@ -216,7 +237,7 @@ class InterviewScreen(Screen):
             self.ask_index += 1
             self.show_ask()
             return
-        self.phase = "confidence"
+        self.set_phase("confidence")
         self.prompt(CONFIDENCE_PROMPT, "1, 2, 3 or Enter")
 
     def phase_choice(self, typed: str) -> None:
@@ -226,7 +247,7 @@ class InterviewScreen(Screen):
             self.set_status(str(exc))
             return
         self.texts = {"choice": typed}
-        self.phase = "choice_confidence"
+        self.set_phase("choice_confidence")
         self.prompt(CONFIDENCE_PROMPT, "1, 2, 3 or Enter")
 
     def read_confidence(self, typed: str) -> tuple[bool, int | None]:
@@ -249,7 +270,7 @@ class InterviewScreen(Screen):
             answered = self.interview.answer_choice(self.texts["choice"], confidence)
         except AnswerError as exc:
             self.set_status(str(exc))
-            self.phase = "choice"
+            self.set_phase("choice")
             self.prompt("\n".join(option_lines(self.question.check.options)), "a letter")
             return
         self.show_verdict(answered)
@@ -263,8 +284,9 @@ class InterviewScreen(Screen):
         rubric = rubric_markdown(shown.points)
         self.query_one("#feedback", Markdown).update(
             "### Model answer\n\n" + inert(shown.model_answer) + (f"\n\n{rubric}" if rubric else ""))
-        self.phase = "rating"
+        self.set_phase("rating")
         self.prompt(RATING_PROMPT, "1 to 4")
+        self.show_feedback()
 
     def phase_rating(self, typed: str) -> None:
         typed = typed.strip()
@@ -289,7 +311,8 @@ class InterviewScreen(Screen):
         except AnswerError as exc:
             self.set_status(str(exc))
             if self.phase == "confidence":  # an unreadable prediction: asked again from its first ask
-                self.phase, self.texts, self.ask_index = "ask", {}, 0
+                self.set_phase("ask")
+                self.texts, self.ask_index = {}, 0
                 self.show_ask()
             return
         finally:
@@ -320,19 +343,24 @@ class InterviewScreen(Screen):
             feedback.update("\n\n".join(parts))
             self.set_status("")
         self.query_one("#code", CodeEditor).display = False
-        self.phase = "next"
+        self.set_phase("next")
         self.prompt("Enter for the next question.", "Enter")
+        self.show_feedback()
+
+    def show_feedback(self) -> None:
+        """After the next layout: the verdict (or model answer) down to the box that waits, in view (80x24)."""
+        reveal(self.query_one("#feedback"), self.query_one("#answer"))
 
     # ---------------------------------------------------------------- the debrief
 
     def finish(self) -> None:
         interview = self.interview
-        self.phase = "done"
+        self.set_phase("done")
         self.query_one("#answer", Input).display = False
         self.query_one("#code", CodeEditor).display = False
         for selector in ("#question", "#feedback"):
             self.query_one(selector, Markdown).update("")
-        self.query_one("#question-code", CodeView).show("")
+        self.query_one("#question-code", CodeView).display = False
         self.query_one("#prompt", Static).update("")
         self.query_one("#where", Static).update(Text("Time is up." if interview.remaining <= 0 else
                                                      "The interview is over."))
@@ -344,6 +372,7 @@ class InterviewScreen(Screen):
             self.report_text = markdown(found, interview.scope.title)
         self.query_one("#clock", Static).update("")
         self.query_one("#feedback", Markdown).update(self.report_text)
+        self.query_one(VerticalScroll).scroll_home(animate=False)
         self.set_status("ctrl+s keeps this debrief as a Markdown file · Escape: back to the map")
         self.focus()
 
