@@ -197,3 +197,15 @@ def test_check_refuses_a_setting_it_cannot_read_or_this_cpu_cannot_run(tmp_path,
     monkeypatch.setattr(kernel_settings, "cpu_flags", lambda: frozenset({"sse2", "avx2", "fma"}))
     assert main(["check", str(module), "--setting", "avx512/1"]) == 2  # never a SIGILL in the sandbox
     assert "this CPU lacks avx512bw, avx512dq, avx512f, avx512vl" in capsys.readouterr().out
+
+
+def test_allow_grants_and_trust_lessons_are_read_after_the_command_name_too():
+    from tutor.cli import _parser
+
+    for command in (["check", "DIR"], ["try", "01/x", "f.py", "DIR"], ["interview"], ["serve-ui"]):
+        after = _parser().parse_args(command + ["--allow-grants", "--trust-lessons"])
+        before = _parser().parse_args(["--allow-grants", "--trust-lessons"] + command)
+        neither = _parser().parse_args(command)
+        assert after.allow_grants and after.trust_lessons, command
+        assert before.allow_grants and before.trust_lessons, command
+        assert not neither.allow_grants and not neither.trust_lessons, command

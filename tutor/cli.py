@@ -55,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", type=Path, help="course directories or module files (default: built-in)")
 
     p = sub.add_parser("check", help="run every drill in the sandbox and prove its claims")
+    _also_after_command(p)
     p.add_argument("paths", nargs="*", type=Path, help="course directories or module files (default: built-in)")
     p.add_argument("--drill", metavar="ID", action="append", help="only the drill with this id (repeat for several)")
     p.add_argument("--jobs", type=int, metavar="N", help="drills run at once (default: the number of cores)")
@@ -64,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
                         "drill must decide the same under each (what moved is reported and fails the check)")
 
     p = sub.add_parser("try", help="run a submission against a lab or a repair and print its verdict (for authors)")
+    _also_after_command(p)
     p.add_argument("drill", metavar="[MODULE/]ID", help="the lab or repair drill")
     p.add_argument("submission", type=Path, metavar="FILE", help="the learner's file (a lab's main file, a repair's code)")
     p.add_argument("paths", nargs="*", type=Path, help="course directory or module file (default: --lessons or built-in)")
@@ -89,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="only print what is due; do not open the app")
 
     p = sub.add_parser("interview", help="a timed mock interview over what you have done, with a debrief")
+    _also_after_command(p)
     p.add_argument("--minutes", type=int, choices=(15, 30, 45), help="its length (asked when not given)")
     p.add_argument("--scope", metavar="SCOPE", help="'done' (the modules you have done or tested out) or a part of "
                                                     "the course by its id (asked when not given)")
@@ -118,6 +121,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--html", type=Path, metavar="FILE", help="write an HTML report with charts instead")
 
     p = sub.add_parser("serve-ui", help="serve the tutor to browsers (one tutor process and sandbox per tab)")
+    _also_after_command(p)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s, loopback)")
     p.add_argument("--port", type=int, default=8000, help="port (default: %(default)s; 0 picks a free one)")
     p.add_argument("--allow-remote", action="store_true",
@@ -136,6 +140,15 @@ def _parser() -> argparse.ArgumentParser:
                        add_help=False)
     p.add_argument("args", nargs=argparse.REMAINDER)
     return parser
+
+
+def _also_after_command(p: argparse.ArgumentParser) -> None:
+    """--allow-grants (and --trust-lessons) where a learner or an author types them: after the command's name too
+    (`pytorch-tutor check DIR --allow-grants`); given only before it, the value given there stands (SUPPRESS)."""
+    p.add_argument("--allow-grants", action="store_true", default=argparse.SUPPRESS,
+                   help="as before the command: accept what a lesson pack asks the sandbox for without being asked")
+    p.add_argument("--trust-lessons", action="store_true", default=argparse.SUPPRESS,
+                   help="as before the command: run third-party lessons where the sandbox cannot confine them")
 
 
 def _course_paths(args: argparse.Namespace) -> list[Path]:
