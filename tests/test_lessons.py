@@ -33,25 +33,43 @@ TEST_NAMES = ("test_drill_passes_check", "test_drill_decides_the_same_on_portabl
 PORTABLE = KernelSettings("default", 1)
 
 
-@pytest.fixture(scope="session")
-def portable_sandbox():
+def _check_sandbox(cache_dir, kernels=None):
+    """A sandbox as a learner's tutor makes one for the built-in course: its code directories, and a compile
+    cache of its own (``inner/compile_cache.py``), so that a drill's second compile of the same graph loads
+    the first one's kernels, as on a learner's machine, instead of running g++ cold every time (37's lab
+    compiled its GPT once per declared submission: 167 of the check's 372 s). A verdict never reads it: the
+    judge's half of a run has no cache."""
     from tutor.sandbox.client import Sandbox
 
-    box = Sandbox(read_only=grants.code_dirs(builtin_course_dir()), kernels=PORTABLE)
+    box = Sandbox(read_only=grants.code_dirs(builtin_course_dir()), compile_cache=cache_dir, kernels=kernels)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         pool.submit(box.start_sync).result()
+    return box
+
+
+@pytest.fixture(scope="session")
+def machine_sandbox(tmp_path_factory):
+    box = _check_sandbox(tmp_path_factory.mktemp("compile-cache-machine"))
     yield box
     box.close_sync()
 
 
 @pytest.fixture(scope="session")
-def check_reports(request, shared_sandbox) -> dict:
+def portable_sandbox(tmp_path_factory):
+    # its own cache: kernels built for this CPU's instruction set are not the portable setting's
+    box = _check_sandbox(tmp_path_factory.mktemp("compile-cache-portable"), PORTABLE)
+    yield box
+    box.close_sync()
+
+
+@pytest.fixture(scope="session")
+def check_reports(request, machine_sandbox) -> dict:
     """{(setting, drill ref): report} for the drills this session selected, under each setting it needs."""
     wanted = {(item.originalname, item.callspec.params["drill"]) for item in request.session.items
               if getattr(item, "originalname", "") in TEST_NAMES and item.callspec.params.get("drill") in DRILLS}
     machine = sorted({ref for _, ref in wanted})  # the portable run is compared with the machine's
     portable = sorted({ref for name, ref in wanted if name == TEST_NAMES[1]})
-    boxes = {"machine": shared_sandbox}
+    boxes = {"machine": machine_sandbox}
     if portable:
         boxes["portable"] = request.getfixturevalue("portable_sandbox")
     cores = max(1, os.cpu_count() or 1)
