@@ -52,6 +52,8 @@ SKIPPED = {
     "pytorch-tutor try 02/my-repair fix.py my-pack/my_pack": "needs a submission file written for that drill "
                                                              "(tests/test_try_submission.py runs `try`)",
     "pip install ./my-pack && pytorch-tutor --course my-pack": "installs a package into the venv, then opens the app",
+    "pytorch-tutor migrate DIR --to 2": "rewrites the pack's files (tests/unit/test_migrate.py runs it on a copy)",
+    "pytorch-tutor migrate DIR": "rewrites the pack's files (tests/unit/test_migrate.py runs it on a copy)",
 }
 # Commands that build on the one before (the lesson-pack walkthrough): run in order, in one directory.
 SEQUENCES = (("pytorch-tutor new course my-pack", "pytorch-tutor new module my-pack/my_pack", "pytorch-tutor validate my-pack",

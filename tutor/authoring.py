@@ -364,3 +364,30 @@ def _print_changes(jobs: list[tuple[Module, Drill]], runs: dict[KernelSettings, 
             for line in lines:
                 print(line, file=out)
     return moved
+
+
+def migrate(paths: list[Path], target: int | None, dry_run: bool, backup: bool, out: TextIO) -> int:
+    """`pytorch-tutor migrate`: each module file rewritten in format ``target`` (see ``tutor.course.migrate``)."""
+    from tutor.course.migrate import migrate_paths
+    from tutor.course.schema import FORMAT_VERSION, READABLE_VERSIONS
+
+    target = FORMAT_VERSION if target is None else target
+    if target not in READABLE_VERSIONS:
+        print(f"migrate: this tutor writes format {', '.join(map(str, READABLE_VERSIONS))}, not {target}", file=out)
+        return 2
+    failed = 0
+    for m in migrate_paths(paths, target, write=not dry_run, backup=backup):
+        if m.problem and m.before and m.after == m.before and m.problem.startswith("already"):
+            print(f"{m.path}: {m.problem}", file=out)
+            continue
+        if m.problem:
+            failed += 1
+            print(f"{m.path}: not migrated: {m.problem}", file=out)
+            continue
+        verb = "would go" if dry_run else "went"
+        print(f"{m.path}: {verb} from format {m.before} to {m.after}", file=out)
+        for change in m.changes:
+            print(f"  {change}", file=out)
+        if m.backup is not None:
+            print(f"  the original is kept at {m.backup}", file=out)
+    return 1 if failed else 0

@@ -114,6 +114,12 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--id", required=True, help='the module id, e.g. 02')
     q.add_argument("--title", required=True)
 
+    p = sub.add_parser("migrate", help="rewrite module files in a newer lesson format, changing nothing they mean")
+    p.add_argument("paths", nargs="+", type=Path, metavar="DIR|FILE", help="a course directory or module files")
+    p.add_argument("--to", type=int, default=None, metavar="N", help="the format to write (default: the newest)")
+    p.add_argument("--dry-run", action="store_true", help="say what would change; write nothing")
+    p.add_argument("--no-backup", action="store_true", help="do not keep the original as NAME.yaml.format<N>")
+
     sub.add_parser("courses", help="the lesson packs installed as Python packages: id, version, sandbox grants")
 
     p = sub.add_parser("class-report", help="a class's progress from exported profiles (`profile export`)")
@@ -255,6 +261,10 @@ def _run(argv: list[str] | None) -> int:
             raise ValueError(f"--module and --drill choose where the tutor opens: not with `{args.command}`")
         if args.command == "new":
             return _scaffold(args)
+        if args.command == "migrate":
+            from tutor.authoring import migrate
+
+            return migrate(args.paths, args.to, args.dry_run, not args.no_backup, sys.stdout)
         if args.command == "courses":
             from tutor.course.packs import print_courses
 
