@@ -5,6 +5,8 @@ it names with its misconception and its `says:` words; the sandbox tests below a
 first failing contract by name and the stages' chaining."""
 
 import ast
+import copy
+import functools
 import re
 import asyncio
 from pathlib import Path
@@ -46,9 +48,14 @@ GIVEN = {("36_lora.yaml", "write-lora"): ["mean_nll", "FineTuner", "finetune", "
 GRADED = ["write-bpe", "write-data", "build-the-gpt", "write-trainer", "write-the-evaluation", "write-the-kv-cache", "write-the-export", "write-the-int8",
           "write-the-server"]
 
+@functools.lru_cache(maxsize=None)
+def _module(module_file: str) -> dict:
+    """A lesson file parsed once per session (each stage's text reads every stage's lab: ten parses a test)."""
+    return yaml.safe_load((ROOT / "lessons" / module_file).read_text(encoding="utf-8"))
+
+
 def lab(module_file: str, lab_id: str) -> dict:
-    module = yaml.safe_load((ROOT / "lessons" / module_file).read_text(encoding="utf-8"))
-    return next(d for d in module["drills"] if d["id"] == lab_id)
+    return copy.deepcopy(next(d for d in _module(module_file)["drills"] if d["id"] == lab_id))
 
 
 def stage_solution(stage) -> str:
