@@ -25,3 +25,5 @@ def test_free_text_self_checks_declare_their_rubric():
                 missing.append(f"{module.id}/{check.id}")
     assert not missing, f"self-checks without `points:`: {missing}"
     assert sum(map(len, triage.values())) >= 40  # the course's triage questions, each with its rubric
+    thin = [m.id for m in course.modules() if sum(bool(c.points) for c in m.self_checks) < 2]
+    assert not thin, f"modules with fewer than two self-checks rated against a rubric: {thin}"
