@@ -17,7 +17,6 @@ from tutor.judge import AnswerError, parse_answer
 from tutor.plain.flow import Leave, Skip, ToMap
 from tutor.plain.reading import numbered
 from tutor.plain.text import markdown_to_plain
-from tutor.progress.review import SELF_RATING_WORDS
 from tutor.safe_text import inert
 from tutor.tutoring.presentation import option_lines, rubric_lines
 from tutor.wording import count
@@ -111,17 +110,7 @@ class PlainInterview:
 
     def _ask(self, interview: Interview, question: Question) -> None:
         say, act = self.tutor.say, self.tutor.act
-        if question.check is not None:
-            say(markdown_to_plain(inert(question.check.question)))
-            for option in option_lines(question.check.options):
-                say(option)
-        else:
-            say(markdown_to_plain(inert(question.drill.prompt)))
-            if question.drill.setup.strip():
-                say("Setup:")
-                say(numbered(question.drill.setup))
-            say("Code:")
-            say(numbered(question.drill.code))
+        self.tutor.question_lines(question.check, question.drill)
         while True:
             try:
                 if question.kind in (QuestionKind.PREDICT, QuestionKind.TRIAGE):
@@ -143,20 +132,12 @@ class PlainInterview:
                     say("Model answer: " + markdown_to_plain(inert(shown.model_answer)))
                     for text in rubric_lines(shown.points):
                         say(text)
-                    answered = interview.rate(self._rating())
+                    answered = interview.rate(self.tutor.read_rating(
+                        "Compared with the model answer and its points, how did you do?"))
                 break
             except AnswerError as exc:
                 say(str(exc))
         self._verdict(answered)
-
-    def _rating(self) -> int:
-        words = " ".join(f"[{n}] {w}" for n, w in SELF_RATING_WORDS.items())
-        while True:
-            typed = self.tutor.ask(f"Compared with the model answer and its points, how did you do? {words} > ",
-                                   "rating").strip()
-            if typed in ("1", "2", "3", "4"):
-                return int(typed)
-            self.tutor.say("Type a number from 1 to 4.")
 
     def _verdict(self, answered: Answered) -> None:
         say = self.tutor.say

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from tutor.judge import AnswerError
 from tutor.placement import PlacementQuestion, PlacementResult, form_of
 from tutor.plain.text import markdown_to_plain
-from tutor.plain.reading import numbered
 from tutor.safe_text import inert
 from tutor.tutoring.presentation import option_lines, placement_summary
 
@@ -46,18 +45,7 @@ class PlainPlacement:
 
     def _answer(self, question: PlacementQuestion) -> PlacementResult:
         say, service = self.tutor.say, self.tutor.service
-        if question.check is not None:
-            say(markdown_to_plain(inert(question.check.question)))
-            for option in option_lines(question.check.options):
-                say(option)
-        else:
-            drill = question.drill
-            say(markdown_to_plain(inert(drill.prompt)))
-            if drill.setup.strip():
-                say("Setup:")
-                say(numbered(drill.setup))
-            say("Code:")
-            say(numbered(drill.code))
+        self.tutor.question_lines(question.check, question.drill)
         while True:
             try:
                 if question.check is not None:

@@ -19,7 +19,6 @@ from tutor.plain.choose import ModuleChooser
 from tutor.plain.flow import Leave, Skip, ToMap
 from tutor.plain.reading import PlainReading, numbered
 from tutor.plain.text import gpu_note_text, markdown_to_plain
-from tutor.progress.review import SELF_RATING_WORDS
 from tutor.safe_text import inert, safe_line
 from tutor.sandbox.client import Sandbox
 from tutor.session import OPENABLE, SELF_CHECKS, Session
@@ -433,13 +432,7 @@ class PlainTutor(PlainReading):
                 self.say("Skipped.")
 
     def rate(self, module: Module, check) -> None:
-        words = " ".join(f"[{n}] {w}" for n, w in SELF_RATING_WORDS.items())
-        while True:
-            answer = self.ask(f"Compared with the model answer, how did you do? {words} > ", "rating").strip()
-            if answer in ("1", "2", "3", "4"):
-                self.service.rate_self_check(module.id, check, int(answer))
-                return
-            self.say("Type a number from 1 to 4.")
+        self.service.rate_self_check(module.id, check, self.read_rating("Compared with the model answer, how did you do?"))
 
 
 def _indent(text: str) -> str:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from tutor.judge import ReadAnswer, expected_form, read_answer
 from tutor.plain.text import markdown_to_plain
+from tutor.progress.review import SELF_RATING_WORDS
 from tutor.progress.store import CONFIDENCE_LEVELS
 from tutor.safe_text import inert, safe_line
+from tutor.tutoring.presentation import option_lines
 
 
 class PlainReading:
@@ -38,6 +40,29 @@ class PlainReading:
             if answer in ("1", "2", "3"):
                 return int(answer)
             self.say("Type 1, 2 or 3, or press Enter.")
+
+    def read_rating(self, question: str) -> int:
+        """A free-text answer's self-rating against the model answer, 1 (missed it) to 4 (easy)."""
+        words = " ".join(f"[{n}] {w}" for n, w in SELF_RATING_WORDS.items())
+        while True:
+            answer = self.ask(f"{question} {words} > ", "rating").strip()
+            if answer in ("1", "2", "3", "4"):
+                return int(answer)
+            self.say("Type a number from 1 to 4.")
+
+    def question_lines(self, check, drill) -> None:
+        """A self-check's question and options, or a drill's prompt with its setup and code, as plain text."""
+        if check is not None:
+            self.say(markdown_to_plain(inert(check.question)))
+            for option in option_lines(check.options):
+                self.say(option)
+            return
+        self.say(markdown_to_plain(inert(drill.prompt)))
+        if drill.setup.strip():
+            self.say("Setup:")
+            self.say(numbered(drill.setup))
+        self.say("Code:")
+        self.say(numbered(drill.code))
 
     def read_code(self, prompt: str, kept: str = "") -> str:
         """Code typed line by line up to a lone '.'; ``kept``: the learner's code from before, which a '.'
