@@ -12,6 +12,7 @@ nothing. Standard library only (host side, no torch).
 
 from __future__ import annotations
 
+import ast
 import builtins
 import symtable
 
@@ -36,6 +37,48 @@ def bound_names(source: str, imports: bool = True) -> frozenset[str]:
                      if s.is_declared_global() and (s.is_assigned() or s.is_imported()))
         pending.extend(scope.get_children())
     return frozenset(names)
+
+
+def learners_own(source: str) -> frozenset[str]:
+    """What only the learner's process can use: the module-level functions and classes ``source``
+    defines, and the names it binds to an object of one of those classes (``net = Net()``)."""
+    try:
+        tree = ast.parse(source) if source.strip() else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    if tree is None:
+        return frozenset()
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    own = {node.name for node in tree.body if isinstance(node, defs)}
+    classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, ast.Name) and node.value.func.id in classes:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            own.update(t.id for t in targets if isinstance(t, ast.Name))
+    return frozenset(own)
+
+
+def calls_learner_code(request: RunRequest) -> bool:
+    """Does a judged check use what only the learner's process has (``learners_own``)?
+
+    Then the learner's half stays to serve the judge's calls (``inner/remote.py``). Read from the
+    text, as a cost decision only (both halves then fork for the run, ~0.25 s more; a judge whose
+    check uses an object it was not given one for says so by name): ``check: assert band(x) == ...``
+    where the code defines ``band``."""
+    used = frozenset().union(*(_names_read(c) for c in (request.check, *(t.check for t in request.tests))))
+    return bool(used & learners_own(request.code))
+
+
+def _names_read(source: str) -> frozenset[str]:
+    """The names ``source`` reads (not those inside its strings, such as a message's ``band()``)."""
+    try:
+        tree = ast.parse(source) if source.strip() else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    if tree is None:
+        return frozenset()
+    return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
 
 
 def bound_by_any(*sources: str) -> frozenset[str]:

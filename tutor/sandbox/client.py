@@ -260,7 +260,16 @@ class Sandbox:
         cache = self.compile_cache is not None and "exec" in granted(request.needs)
         if not request.judged:
             return await self._run_plain(replace(request, compile_cache=cache))
-        return await run_judged(self._run_plain, request, self.read_only, cache, self._fixture_cache)
+        return await run_judged(self._run_plain, request, self.read_only, cache, self._fixture_cache, self.release)
+
+    def release(self, rid: int) -> None:
+        """End a learner's half that serves calls (``RunResult.serving``) when no judge will call it."""
+        zygote = self._zygote
+        if zygote is not None and rid:
+            try:
+                zygote.send({"op": "kill", "id": rid})
+            except _ZygoteDied:
+                pass  # a zygote that is gone took its runs with it
 
     async def _run_plain(self, request: RunRequest) -> RunResult:
         note = ""
@@ -333,7 +342,10 @@ class Sandbox:
                     pid = header["pid"]
                     self.live.add(pid)
                 elif op == "done":
-                    return from_done(header, blobs, request.timeout, self.output_limit)
+                    result = from_done(header, blobs, request.timeout, self.output_limit)
+                    if header.get("serving") is True and request.serve:
+                        result.serving = rid  # the judge's half names it (``peer``); or ``release``
+                    return result
         except asyncio.CancelledError:
             if pid:
                 _kill_group(pid)

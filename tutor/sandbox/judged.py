@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Awaitable, Callable
 
-from tutor.sandbox.bindings import judged_names
+from tutor.sandbox.bindings import calls_learner_code, judged_names
 from tutor.sandbox.hidden_modules import hidden_paths
 from tutor.sandbox.lab_fixtures import FixtureCache, fixture_data, given_names
 from tutor.sandbox.results import RunResult
@@ -23,8 +23,13 @@ RunPlain = Callable[[RunRequest], Awaitable[RunResult]]
 
 
 async def run_judged(run_plain: RunPlain, request: RunRequest, read_only, compile_cache: bool,
-                     fixtures: FixtureCache) -> RunResult:
-    """``request`` (judged) as its two halves, through ``run_plain`` (one confined process each)."""
+                     fixtures: FixtureCache, release: Callable[[int], None] = lambda rid: None) -> RunResult:
+    """``request`` (judged) as its two halves, through ``run_plain`` (one confined process each).
+
+    Where the check calls the learner's functions or uses its objects (``calls_learner_code``),
+    the learner's process stays after its export to answer those calls while the judge runs
+    (``inner/remote.py``); ``release`` ends it when no judge will."""
+    serve = calls_learner_code(request)
     probes = tuple(replace(t, check="") for t in request.tests)  # the learner's half never sees a check
     given = await fixture_data(run_plain, request, fixtures)
     if isinstance(given, RunResult):
@@ -34,7 +39,14 @@ async def run_judged(run_plain: RunPlain, request: RunRequest, read_only, compil
     learner = await run_plain(replace(request, judged=False, export=True, check="", tests=probes,
                                       rules=None, sources=(), judge_modules=(), compile_cache=compile_cache,
                                       hidden=hidden, fixtures="", given=given,
-                                      given_names=given_names(request.fixtures) if given else ()))
+                                      given_names=given_names(request.fixtures) if given else (), serve=serve))
+    try:
+        return await _judge(run_plain, request, learner)
+    finally:
+        release(learner.serving)  # the judge has ended it already, or there was none: then a no-op
+
+
+async def _judge(run_plain: RunPlain, request: RunRequest, learner: RunResult) -> RunResult:
     obs = learner.observation
     if not learner.ok or obs is None:
         return learner
@@ -59,7 +71,7 @@ async def run_judged(run_plain: RunPlain, request: RunRequest, read_only, compil
         timeout=request.timeout, needs=request.needs, modules=request.judge_modules, tests=request.tests,
         threads=request.threads,
         rules=request.rules, sources=request.sources, probe_errors=dict(obs.probe_errors),
-        learner_error=code_error))
+        learner_error=code_error, peer=learner.serving))
     verdict = judge.observation
     if not judge.ok or verdict is None:
         obs.check, obs.check_message = "error", f"the check could not run: {judge.message}"

@@ -29,6 +29,7 @@ class RunResult:
     note: str = ""  # something the learner should know although the run went fine (a restarted sandbox)
     tier: str = ""
     exports: bytes = b""  # a judged run's learner half: its exported values (opaque here, read by the judge)
+    serving: int = 0  # a judged run's learner half that stays to answer the judge's calls: its run id
 
     @property
     def ok(self) -> bool:

@@ -52,16 +52,20 @@ class Unjudgeable:
 # ---------------------------------------------------------------- the learner's side
 
 
-def export(namespace: dict, setup_ids: dict[str, int], torch) -> bytes:
+def export(namespace: dict, setup_ids: dict[str, int], torch, hooks=None) -> bytes:
     """Every public name ``namespace`` binds, as data; what setup bound and nobody replaced is marked so.
 
     Which of these the judge binds is not this side's to say (see :func:`apply`): this is the
-    learner's process, whose code may have replaced this very function.
+    learner's process, whose code may have replaced this very function. ``hooks``: where this
+    process stays to serve the judge's calls (``remote.Handles``), what is not data (the
+    learner's functions, classes and objects) crosses as a handle instead of as opaque.
     """
     budget = [MAX_EXPORT]
     storages: dict[int, int] = {}  # storage data_ptr -> index in the table: views keep sharing memory
     table: list[str] = []
-    ctx = (torch, budget, storages, table)
+    ctx = (torch, budget, storages, table, hooks)
+    if hooks is not None:
+        hooks.namespace = namespace
     out = {}
     for name, value in list(namespace.items()):
         if name.startswith("__") or name == "raised":
@@ -73,6 +77,11 @@ def export(namespace: dict, setup_ids: dict[str, int], torch) -> bytes:
             continue
         try:
             out[name] = _encode(value, ctx, 0)
+            if out[name].get("k") == "remote" and not _learners_own(value):
+                # a module, or a function or class the code imported: the judge uses its own, never
+                # the learner's process's (whose torch.allclose may be patched)
+                out[name] = {"k": "opaque", "what": "a module" if isinstance(value, types.ModuleType)
+                             else "a function or class the code imported"}
         except _TooBig:
             out[name] = {"k": "opaque", "what": f"{type(value).__name__} too large to judge"}
         except Exception as exc:  # noqa: BLE001 - a value we cannot read is simply not exported
@@ -90,6 +99,15 @@ def _is_constant(name: str, value, torch) -> bool:
     """
     return (len(name) >= 3 and name.isupper()
             and not isinstance(value, (torch.Tensor, torch.nn.Module, torch.optim.Optimizer)))
+
+
+def _learners_own(value) -> bool:
+    """What a name may be bound to as a proxy: a function or class the learner's code defined, or an object."""
+    if isinstance(value, types.ModuleType):
+        return False
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)):
+        return getattr(value, "__module__", None) == "__main__"
+    return True
 
 
 def _is_code(value) -> bool:
@@ -113,10 +131,13 @@ def _charge(budget: list[int], n: int) -> None:
 
 
 def _encode(v, ctx, depth: int):
-    torch, budget = ctx[0], ctx[1]
+    torch, budget, hooks = ctx[0], ctx[1], ctx[4]
     if depth > MAX_DEPTH:
         raise ValueError("nested too deeply")
     _charge(budget, 16)
+    ref = hooks.ref(v) if hooks is not None else None
+    if ref is not None:  # the judge passes back an object of the learner's: by its handle
+        return ref
     if v is None:
         return {"k": "none"}
     plain = numpy_scalar(v)  # np.float64 is a float whose repr the judge cannot read back
@@ -143,14 +164,22 @@ def _encode(v, ctx, depth: int):
     if isinstance(v, torch.Tensor):
         return _encode_tensor(v, ctx, grad=True)
     if isinstance(v, torch.nn.Module):
+        if hooks is not None and depth > 0:  # a model inside a call's result: used where it lives
+            return hooks.handle(v, f"a {type(v).__name__}")
         state = {k: _encode(t, ctx, depth + 1) for k, t in v.state_dict(keep_vars=False).items()}
-        return {"k": "module", "class": type(v).__name__, "state": state,
-                "training": [[n, m.training] for n, m in v.named_modules()],
-                "requires_grad": [[n, p.requires_grad] for n, p in v.named_parameters()],
-                "grads": [[n, _encode_tensor(p.grad, ctx)] for n, p in v.named_parameters()
-                          if p.grad is not None]}
+        out = {"k": "module", "class": type(v).__name__, "state": state,
+               "training": [[n, m.training] for n, m in v.named_modules()],
+               "requires_grad": [[n, p.requires_grad] for n, p in v.named_parameters()],
+               "grads": [[n, _encode_tensor(p.grad, ctx)] for n, p in v.named_parameters()
+                         if p.grad is not None]}
+        if hooks is not None:  # the judge's setup may hold the same model (its state then) or not (this)
+            out["h"] = hooks.handle(v, f"a {type(v).__name__}")["h"]
+        return out
     if isinstance(v, torch.optim.Optimizer):
-        return {"k": "optimizer", "class": type(v).__name__, "state": _encode(v.state_dict(), ctx, depth + 1)}
+        out = {"k": "optimizer", "class": type(v).__name__, "state": _encode(v.state_dict(), ctx, depth + 1)}
+        if hooks is not None:
+            out["h"] = hooks.handle(v, f"a {type(v).__name__}")["h"]
+        return out
     if isinstance(v, BaseException):
         return {"k": "exception", "class": type(v).__name__, "message": str(v)[:2000]}
     if isinstance(v, (list, tuple, set, frozenset)):
@@ -171,12 +200,22 @@ def _encode(v, ctx, depth: int):
         return {"k": "ndarray", "tensor": _encode_tensor(torch.from_numpy(numpy.ascontiguousarray(v)), ctx),
                 "dtype": str(v.dtype)}
     what = "a function or class" if callable(v) or isinstance(v, (type, types.ModuleType)) else type(v).__name__
+    if hooks is not None:  # where the learner's process serves calls: the object stays there, used by handle
+        return hooks.handle(v, _describe_object(v, what))
     return {"k": "opaque", "what": what}
+
+
+def _describe_object(v, what: str) -> str:
+    """How a message names a learner's object: ``band()``, ``class Value``, ``a Value``."""
+    name = getattr(v, "__name__", None) if isinstance(v, (types.FunctionType, type)) else None
+    if isinstance(name, str):
+        return f"class {name}" if isinstance(v, type) else f"{name}()"
+    return f"a {type(v).__name__}" if what != "a function or class" else what
 
 
 def _encode_tensor(t, ctx, grad: bool = False):
     """A tensor as (storage, offset, shape, stride): views of one storage stay views of one storage."""
-    torch, budget, storages, table = ctx
+    torch, budget, storages, table = ctx[:4]
     if t is None:
         return {"k": "none"}
     if t.layout != torch.strided or t.is_quantized or t.device.type != "cpu" or t.is_conj() or t.is_neg():
@@ -204,7 +243,7 @@ class BadExport(ValueError):
     """The learner's process sent something that is not an export: nothing of it is used."""
 
 
-def apply(namespace: dict, raw: str, torch, binds=(), rebinds=()) -> None:
+def apply(namespace: dict, raw: str, torch, binds=(), rebinds=(), hooks=None) -> None:
     """Bind the learner's exported values over the judge's own setup namespace, by the judge's rule.
 
     The learner's process wrote ``raw`` and may have forged it (its code can replace the
@@ -221,20 +260,17 @@ def apply(namespace: dict, raw: str, torch, binds=(), rebinds=()) -> None:
     * a name setup did not bind is bound only if it is in ``binds`` (else the export's value is
       ignored, a built-in's name or a dunder included); left out, it stays unbound;
     * ``raised``, the learner's exception, is bound when it is one.
+
+    ``hooks``: where the learner's process serves calls (``remote.Channel``), its functions,
+    classes and objects are bound as proxies whose uses run there; else they cannot be judged.
     """
     try:
         doc = json.loads(raw)
     except (ValueError, RecursionError) as exc:
         raise BadExport(f"not JSON ({str(exc)[:80]})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("names"), dict) or not isinstance(doc.get("storages"), list):
+    if not isinstance(doc, dict) or not isinstance(doc.get("names"), dict):
         raise BadExport("not a mapping of names")
-    storages = []
-    for item in doc["storages"]:
-        if not isinstance(item, str):
-            raise BadExport("malformed storage")
-        storages.append(torch.frombuffer(bytearray(base64.b64decode(item, validate=True)), dtype=torch.uint8)
-                        if item else torch.empty(0, dtype=torch.uint8))
-    ctx = (torch, storages)
+    ctx = (torch, read_storages(doc, torch), hooks)
     sent, binds, rebinds = doc["names"], frozenset(binds), frozenset(rebinds)
     setup = {name: value for name, value in namespace.items() if not name.startswith("__")}
     for name, value in setup.items():
@@ -262,15 +298,50 @@ def apply(namespace: dict, raw: str, torch, binds=(), rebinds=()) -> None:
         else None
 
 
+def read_storages(doc: dict, torch) -> list:
+    """The storages a message's tensors index into (each a fresh byte tensor: never the sender's memory)."""
+    if not isinstance(doc.get("storages"), list):
+        raise BadExport("no storage table")
+    storages = []
+    for item in doc["storages"]:
+        if not isinstance(item, str):
+            raise BadExport("malformed storage")
+        storages.append(torch.frombuffer(bytearray(base64.b64decode(item, validate=True)), dtype=torch.uint8)
+                        if item else torch.empty(0, dtype=torch.uint8))
+    return storages
+
+
+def encode_doc(fields: dict, torch, hooks, value_keys: tuple[str, ...], state_keys: tuple[str, ...] = ()) -> bytes:
+    """A message of proxied calls (``remote.py``): ``value_keys``' values as data (objects by handle),
+    ``state_keys``' as data throughout (a model's state, not its handle), the rest as they are."""
+    ctx = (torch, [MAX_EXPORT], {}, [], hooks)
+    state = (*ctx[:4], None)
+    try:
+        out = {k: (_encode(v, ctx, 0) if k in value_keys else _encode(v, state, 0) if k in state_keys else v)
+               for k, v in fields.items()}
+    except _TooBig:
+        raise ValueError("the value is too large to cross between the processes") from None
+    out["storages"] = ctx[3]
+    return json.dumps(out, allow_nan=False).encode()
+
+
+def decode(enc, ctx):
+    """One value of a message (``ctx``: torch, its storages, the hooks)."""
+    return _decode(enc, ctx, 0)
+
+
 def _bind(namespace: dict, name: str, enc, ctx) -> None:
     """One exported value into the judge's namespace (a module's or an optimizer's into setup's own copy)."""
     if not isinstance(enc, dict):
         raise BadExport("malformed entry")
     kind = enc.get("k")
-    if kind == "module":
-        namespace[name] = _apply_module(namespace.get(name), name, enc, ctx)
-    elif kind == "optimizer":
-        namespace[name] = _apply_optimizer(namespace.get(name), name, enc, ctx)
+    if kind in ("module", "optimizer") and ctx[2] is not None and "h" in enc and not isinstance(
+            namespace.get(name), ctx[0].nn.Module if kind == "module" else ctx[0].optim.Optimizer):
+        namespace[name] = ctx[2].remote(enc)  # built by the learner's code: used where it lives
+    elif kind in ("module", "optimizer"):
+        namespace[name] = apply_state(namespace.get(name), name, enc, ctx)
+        if ctx[2] is not None and not isinstance(namespace[name], Unjudgeable):
+            ctx[2].bound(name, namespace[name])  # passed to the learner's code, it names the learner's own
     elif kind in ("opaque", "from_setup"):  # a name setup did not bind cannot be setup's
         namespace[name] = Unjudgeable(name, str(enc.get("what", "an object"))[:200])
     else:
@@ -279,6 +350,13 @@ def _bind(namespace: dict, name: str, enc, ctx) -> None:
         except (BadExport, ValueError, TypeError, OverflowError, RecursionError) as exc:
             # nothing of it is used (a hostile export may fail anywhere); the message names the value
             raise BadExport(f"the value of {name[:60]!r}: {str(exc)[:160]}") from None
+
+
+def apply_state(target, name: str, enc: dict, ctx):
+    """A model's or an optimizer's exported state, loaded into the judge's own ``target`` (or Unjudgeable)."""
+    if enc.get("k") == "module":
+        return _apply_module(target, name, enc, ctx)
+    return _apply_optimizer(target, name, enc, ctx)
 
 
 def _apply_module(target, name: str, enc: dict, ctx):
@@ -376,11 +454,21 @@ def _decode(enc, ctx, depth: int):
         return out
     if kind == "opaque":
         return Unjudgeable("a value", str(enc.get("what", "an object"))[:200])
+    hooks = ctx[2]
+    if kind in ("remote", "module", "optimizer") and hooks is not None and "h" in enc:
+        return hooks.remote(enc)
+    if kind == "remote":
+        return Unjudgeable("a value", str(enc.get("what", "an object"))[:200])
+    if kind == "handle" and hooks is not None:
+        return hooks.lookup(enc.get("h"))
+    if kind == "named" and hooks is not None:
+        return hooks.lookup_name(enc.get("name"))
     raise BadExport(f"unknown value kind {str(kind)[:40]!r}")
 
 
+
 def _decode_tensor(enc, ctx, depth: int):
-    torch, storages = ctx
+    torch, storages = ctx[0], ctx[1]
     if not isinstance(enc, dict):
         raise BadExport("malformed tensor")
     dtype, shape, stride = enc.get("dtype"), enc.get("shape"), enc.get("stride")
@@ -418,3 +506,6 @@ def _exception(name: str, message: str, torch) -> BaseException:
         return cls(message)
     except Exception:  # noqa: BLE001 - a class that wants other arguments
         return type(name, (Exception,), {})(message)
+
+
+learner_exception = _exception

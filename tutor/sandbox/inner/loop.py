@@ -25,6 +25,7 @@ from tutor.sandbox.wire import (FILE_SIZE, GRANTS, MAX_RESULT, OUTPUT_LIMIT, PRO
 UNMEASURED_LIMIT = 10  # tier 2: that many failed measurements in a row stop the run
 CACHE_WATCH_EVERY = 0.25  # how often a run's compile cache is measured
 MAX_RUNS = 8  # runs in flight before the pool stops refilling
+SERVE_CLAIM = 30.0  # how long a learner's half that serves calls waits for its judge (sent at once)
 
 
 class Zygote:
@@ -134,7 +135,8 @@ class Zygote:
             return
         if self.torch.get_num_threads() != self.threads:  # the research notes' guard
             raise SystemExit("zygote thread count changed")
-        ready = not needs and not request.hidden  # a pre-forked runner is confined already: the default rules
+        # a pre-forked runner is confined already (the default rules) and has no call channel
+        ready = not needs and not request.hidden and not request.serve and not request.peer
         if ready and self.idle and self.tier != Tier.NAMESPACES:
             # Tier 2: a pre-forked runner's RLIMIT_NPROC is the uid's task count when it was forked plus
             # the run's budget; if the system has gained so many tasks since that the budget may be all
@@ -146,6 +148,7 @@ class Zygote:
                 _kill_group(pid)
                 self.detached[pid] = ""
                 self.forker.drop_idle(idle)
+        learner = None
         if ready and self.idle:
             pid, idle = next(iter(self.idle.items()))
             del self.idle[pid]
@@ -154,9 +157,49 @@ class Zygote:
         else:
             if self.started.compile_cache and self.forker.uses_cache(needs, request):
                 self.started.compile_cache.prune()  # room for this run: it is stopped past the whole budget
-            pid, spec, status_r, _, done_r = self.forker.spawn(needs, request, request.timeout)
-        self.runs[pid] = Run(rid, pid, spec, status_r, output_limit, request.timeout, done_r)
+            channel, keep, learner = self._channel(request)
+            try:
+                pid, spec, status_r, _, done_r = self.forker.spawn(needs, request, request.timeout, channel)
+            except BaseException:
+                for fd in keep:
+                    os.close(fd)
+                if learner is not None:
+                    _kill_group(learner.pid)
+                raise
+            finally:
+                for fd in channel or ():
+                    os.close(fd)  # the runner's ends are the runner's alone
+        run = self.runs[pid] = Run(rid, pid, spec, status_r, output_limit, request.timeout, done_r)
+        if request.serve:
+            run.channel = keep
+        elif learner is not None:  # it serves for as long as this judge runs, no longer
+            run.peer = learner
+            learner.deadline = run.deadline + 1.0
         self.send({"op": "started", "id": rid, "pid": pid})
+
+    def _channel(self, request: RunRequest):
+        """A judged run's call channel (``remote.py``): (the runner's ends, the zygote's ends, the learner's Run).
+
+        A learner's half that serves gets two new pipes (it reads calls, writes replies) and the
+        zygote keeps the other ends for the judge; a judge's half takes those ends from the
+        learner's run it names (``peer``: the host's id of that run, answered and serving), once.
+        """
+        if request.serve:
+            calls_r, calls_w = os.pipe2(os.O_CLOEXEC)
+            replies_r, replies_w = os.pipe2(os.O_CLOEXEC)
+            return (calls_r, replies_w), (calls_w, replies_r), None
+        if not request.peer:
+            return None, (), None
+        learner = next((r for r in self.runs.values() if r.id == request.peer and r.answered and r.channel), None)
+        if learner is None:  # gone already (its limit): a channel whose far ends are closed, so that a
+            dead_r, far_w = os.pipe2(os.O_CLOEXEC)  # call reads end-of-file at once and says so
+            far_r, dead_w = os.pipe2(os.O_CLOEXEC)
+            os.close(far_w)
+            os.close(far_r)
+            return (dead_r, dead_w), (), None
+        calls_w, replies_r = learner.channel
+        learner.channel = None
+        return (replies_r, calls_w), (), learner
 
     def _reap(self) -> None:
         while True:
@@ -237,28 +280,44 @@ class Zygote:
             # The result is complete: answer now, and let the kernel tear the tree down meanwhile.
             _kill_group(run.pid)
             self.finish(run, early=True)
+        elif data.startswith(b"S") and run.channel and run.exit_status is None and not run.reason:
+            # A learner's half, its result complete, stays to answer a judge's calls: answer now,
+            # and keep it (until its judge ends, the host lets it go, or its deadline passes).
+            self.answer(run, ("status", 0))
+            run.answered = True
+            run.deadline = max(run.deadline, time.monotonic() + SERVE_CLAIM)
 
     def finish(self, run: Run, early: bool = False) -> None:
         del self.runs[run.pid]
         if run.done_r >= 0:
             os.close(run.done_r)
             run.done_r = -1
-        kind, value = tree.read_status(run.status_r) if not early else ("status", 0)
+        for fd in run.channel or ():
+            os.close(fd)
+        run.channel = None
+        if run.peer is not None and self.runs.get(run.peer.pid) is run.peer:
+            _kill_group(run.peer.pid)  # the judge is done: its learner's half serves no one now
+        status = tree.read_status(run.status_r) if not early else ("status", 0)
         os.close(run.status_r)
-        result, result_size = _read_memfd(run.spec.result, MAX_RESULT + 1)
-        output, output_size = _read_memfd(run.spec.output, run.output_limit)
-        os.close(run.spec.result)
-        os.close(run.spec.output)
+        if not run.answered:
+            self.answer(run, status)
         if early:
             self.detached[run.pid] = run.spec.scratch if self.scratch_base else ""
         elif self.scratch_base:
             scratch.remove_tree(run.spec.scratch)
         self.forker.bury_cgroup(run.spec.cgroup)
-        status = value if kind == "status" else run.exit_status
+
+    def answer(self, run: Run, status: tuple[str, object]) -> None:
+        """Send the host the run's result and output (once: a serving run is answered before it ends)."""
+        kind, value = status
+        result, result_size = _read_memfd(run.spec.result, MAX_RESULT + 1)
+        output, output_size = _read_memfd(run.spec.output, run.output_limit)
+        os.close(run.spec.result)
+        os.close(run.spec.output)
         header = {"op": "done", "id": run.id, "pid": run.pid, "seconds": round(time.monotonic() - run.started, 4),
                   "reason": run.reason, "result_size": result_size, "output_size": output_size,
-                  "setup_error": value if kind == "error" else ""}
-        header.update(_describe_status(status))
+                  "setup_error": value if kind == "error" else "", "serving": bool(run.channel)}
+        header.update(_describe_status(value if kind == "status" else run.exit_status))
         self.send(header, result, output)
 
     def shutdown(self) -> None:

@@ -39,6 +39,13 @@ class Run:
         self.reaped_at = 0.0
         self.next_watch = self.started + WATCH_EVERY
         self.unmeasured = 0  # tier 2: watches in a row that could not measure the scratch directory
+        # A judged run's call channel (``remote.py``). A learner's half that serves calls: the
+        # zygote's ends (calls' write end, replies' read end), held until a judge takes them; the
+        # run is "answered" once its result went back and it stays to serve. A judge's half: the
+        # learner's half it calls (its Run), ended with it.
+        self.channel: tuple[int, int] | None = None
+        self.answered = False
+        self.peer: Run | None = None
 
 
 class Idle:
@@ -71,8 +78,12 @@ class Forker:
         """Whether a run sees the compile cache: tier 1 has one, the run is granted exec and asks for it."""
         return bool(self.setup.compile_cache and request is not None and request.compile_cache and "exec" in grants)
 
-    def spawn(self, grants: frozenset, request: RunRequest | None, timeout: float):
-        """Fork a confined runner: for ``request`` now, or (``request is None``) idle, waiting for one."""
+    def spawn(self, grants: frozenset, request: RunRequest | None, timeout: float,
+              channel: tuple[int, int] | None = None):
+        """Fork a confined runner: for ``request`` now, or (``request is None``) idle, waiting for one.
+
+        ``channel``: the (read, write) ends of a call channel the runner gets as fds 7 and 8 (the
+        caller closes its own copies afterwards, whether this returned or raised)."""
         self.spawned += 1
         cache = self.uses_cache(grants, request)
         output = bool(self.setup.output_dir and "output-dir" in grants)
@@ -105,7 +116,8 @@ class Forker:
         spec = tree.RunSpec(devnull=self.devnull, output=out, result=res, status=status_w, scratch=run_scratch,
                             timeout=timeout, grants=grants, seccomp_filter=self._filter(grants),
                             zygote_pid=self.me, go=go_r, done=done_w, cgroup=cgroup, cache=cache, writes_output=output,
-                            hidden=tree.runner_paths(self.setup, request.hidden) if request is not None else ())
+                            hidden=tree.runner_paths(self.setup, request.hidden) if request is not None else (),
+                            channel=channel)
         env = child_env(run_scratch, CACHE_TARGET if cache else "")
         if output:
             env["PYTORCH_TUTOR_OUTPUT_DIR"] = OUTPUT_TARGET

@@ -19,7 +19,7 @@ import random
 import sys
 import time
 
-from tutor.sandbox.inner import exchange, labkit, trace
+from tutor.sandbox.inner import exchange, labkit, remote, trace
 from tutor.sandbox.inner.describe import describe, describe_variables
 from tutor.sandbox.inner.views import observe_views
 from tutor.sandbox.inner.tree import DONE_FD, GO_FD, RESULT_FD
@@ -126,8 +126,11 @@ def _fixtures(request: RunRequest, namespace: dict, torch):
     return None, None
 
 
-def run_request(request: RunRequest, torch) -> tuple[Observation, bytes | None]:
-    """Run one request; the observation, and the exports of a learner's half (else None)."""
+def run_request(request: RunRequest, torch, handles: remote.Handles | None = None) -> tuple[Observation, bytes | None]:
+    """Run one request; the observation, and the exports of a learner's half (else None).
+
+    ``handles``: a learner's half that stays to serve the judge's calls (``remote.py``) exports
+    its functions and objects as handles into this table."""
     baseline = _fence_state(torch)
     torch.manual_seed(0)
     random.seed(0)
@@ -146,8 +149,10 @@ def run_request(request: RunRequest, torch) -> tuple[Observation, bytes | None]:
     # what setup bound, by identity: the learner's half of a judged run tells the judge which names it kept
     setup_ids = {name: id(value) for name, value in namespace.items()} if request.export else {}
     if error is None and request.imports:
+        # a judge's half whose learner's half serves calls: the learner's functions and objects as proxies
+        channel = remote.Channel(torch, time.monotonic() + request.timeout) if request.peer else None
         try:
-            exchange.apply(namespace, request.imports, torch, request.binds, request.rebinds)
+            exchange.apply(namespace, request.imports, torch, request.binds, request.rebinds, channel)
             raised = namespace.pop("raised", None)
         except Exception as exc:  # noqa: BLE001 - hostile or unreadable data from the learner's process
             raised, error = exc, ErrorInfo("judge", type(exc).__name__,
@@ -197,7 +202,8 @@ def run_request(request: RunRequest, torch) -> tuple[Observation, bytes | None]:
     exports = None
     if request.export and (error is None or error.phase in ("code", "probe")):
         namespace["raised"] = raised
-        exports = exchange.export(namespace, setup_ids, torch)
+        exports = (exchange.export(namespace, setup_ids, torch) if handles is None  # as it has always been called
+                   else exchange.export(namespace, setup_ids, torch, handles))
     return obs, exports
 
 
@@ -251,8 +257,10 @@ def run_snippet(request: RunRequest, env: dict, torch, kernel_refuses_network: b
     torch.set_num_threads(min(request.threads, torch.get_num_threads()) if request.threads else torch.get_num_threads())
     if "loopback" not in granted(request.needs) and not kernel_refuses_network:
         refuse_network()
+    handles = remote.Handles() if request.serve and request.export else None
+    exports = None
     try:
-        obs, exports = run_request(request, torch)
+        obs, exports = run_request(request, torch, handles)
         raw = obs.to_json() if exports is None else obs.to_json() + b"\n" + exports
     except BaseException as exc:  # noqa: BLE001 - describe failures must still be reported
         raw = Observation(error=ErrorInfo("sandbox", type(exc).__name__, clip_message(str(exc), MAX_TEXT))).to_json()
@@ -265,8 +273,11 @@ def run_snippet(request: RunRequest, env: dict, torch, kernel_refuses_network: b
     while offset < len(raw):
         offset += os.pwrite(RESULT_FD, view[offset:], offset)
     os.ftruncate(RESULT_FD, len(raw))
+    serving = handles is not None and exports is not None
     try:
-        os.write(DONE_FD, b"D")
+        os.write(DONE_FD, b"S" if serving else b"D")  # "S": complete, and staying to answer calls
     except OSError:
         pass
+    if serving:
+        remote.serve(handles, torch)
     os._exit(0)

@@ -16,8 +16,11 @@
 fds in every process of the tree: 0 /dev/null, 1 and 2 the output memfd, 3 the result
 memfd, 4 the status pipe (B, or a failing setup step, reports there; the runner closes it
 before any snippet code runs), 5 the runner's "done" pipe (so the zygote need not wait for
-a 200 MB process tree to tear down before answering), 6 a pre-forked runner's "go" pipe, and from 200 up, O_PATH descriptors for Python
-directories the sandbox uid could not otherwise reach (tiers 2 and 3 when run as root).
+a 200 MB process tree to tear down before answering), 6 a pre-forked runner's "go" pipe, 7 and 8 a
+judged run's call channel (``remote.py``: the judge's calls into a learner's process that stays to
+answer them; read end 7, write end 8; only the runner keeps them), and from 200 up, O_PATH
+descriptors for Python directories the sandbox uid could not otherwise reach (tiers 2 and 3 when run
+as root).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ STATUS_FD = 4
 RESULT_FD = 3
 DONE_FD = 5
 GO_FD = 6
+CHANNEL_IN_FD = 7  # a judged run's call channel (``remote.py``): what the other half sends
+CHANNEL_OUT_FD = 8  # and where this half writes
 
 
 @dataclass
@@ -96,6 +101,7 @@ class RunSpec:
     cache: bool = False  # this run sees the compile cache read-write (tier 1, granted exec, learner side)
     writes_output: bool = False  # this run sees the output directory read-write (tier 1, granted output-dir)
     hidden: tuple[str, ...] = ()  # paths inside extra_ro this run may not read, as the runner names them
+    channel: tuple[int, int] | None = None  # (read, write) ends of a judged run's call channel (fds 7, 8)
 
 
 def spawn(setup: Setup, spec: RunSpec, body) -> int:
@@ -164,8 +170,10 @@ def _arrange(spec: RunSpec, path_fds: list[int]) -> None:
     import fcntl
 
     wanted = [spec.devnull, spec.output, spec.output, spec.result, spec.status, spec.done]
-    if spec.go is not None:
-        wanted.append(spec.go)
+    if spec.go is not None or spec.channel is not None:
+        wanted.append(spec.go if spec.go is not None else spec.devnull)
+    if spec.channel is not None:
+        wanted.extend(spec.channel)
     wanted = [fd if fd >= 0 else spec.devnull for fd in wanted]
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in wanted]
     for i, fd in enumerate(high):
@@ -203,7 +211,7 @@ def _tier1_a(setup: Setup, spec: RunSpec, body) -> None:
             report_error(exc)
         os._exit(70)
     kernel.set_name("sandbox-a")
-    _close_range(DONE_FD, GO_FD)
+    _close_range(DONE_FD, CHANNEL_OUT_FD)
     while True:
         try:
             os.waitpid(b, 0)
@@ -237,7 +245,7 @@ def _tier1_b(setup: Setup, spec: RunSpec, body) -> None:
         except BaseException as exc:  # noqa: BLE001
             report_error(exc)
         os._exit(70)
-    _close_range(DONE_FD, GO_FD)
+    _close_range(DONE_FD, CHANNEL_OUT_FD)
     # pid 1: reap everything; when the runner ends, report its status and leave, which
     # makes the kernel kill whatever else is left in this pid namespace.
     while True:

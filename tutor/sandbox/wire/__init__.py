@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any, Callable
 
-from tutor.sandbox.wire.checks import as_bool, as_dict, as_line, as_list, as_number, as_text, one_of, same
+from tutor.sandbox.wire.checks import as_bool, as_dict, as_int, as_line, as_list, as_number, as_text, one_of, same
 from tutor.sandbox.wire.trace import Trace, TraceSpec, read_spec, read_trace
 from tutor.sandbox.wire.values import (FLOAT_WORDS, MAX_DEPTH, TooLarge, Unreadable,  # noqa: F401 - part of the wire
                                        plain_value, read_value, tensor_values)
@@ -220,6 +220,11 @@ class RunRequest:
     fixtures: str = ""
     given: str = ""
     given_names: tuple[str, ...] = ()
+    # Proxied calls (``inner/remote.py``): a learner's half that stays, after its export, to answer
+    # the judge's calls into its functions and objects (``serve``); the judge's half that makes
+    # them names that run by the host's id for it (``peer``), and the zygote joins the two.
+    serve: bool = False
+    peer: int = 0
 
     def to_json(self) -> bytes:
         if self.judged:
@@ -260,7 +265,8 @@ class RunRequest:
                    views=tuple(read_view_spec(v) for v in as_list(data.get("views", []))[:MAX_VIEWS]),
                    hidden=tuple(as_text(p, 4096) for p in as_list(data.get("hidden", []))[:MAX_HIDDEN]),
                    fixtures=as_text(data.get("fixtures", ""), 4 << 20), threads=_threads(data.get("threads", 0)),
-                   given=as_text(data.get("given", ""), MAX_EXPORT + 4096), given_names=_names(data.get("given_names", [])))
+                   given=as_text(data.get("given", ""), MAX_EXPORT + 4096), given_names=_names(data.get("given_names", [])),
+                   serve=as_bool(data.get("serve", False)), peer=as_int(data.get("peer", 0)))
 
 
 MAX_HIDDEN = 256  # hidden paths of one run: a lab forbids a handful of modules
