@@ -54,6 +54,8 @@ SKIPPED = {
     "pip install ./my-pack && pytorch-tutor --course my-pack": "installs a package into the venv, then opens the app",
     "pytorch-tutor migrate DIR --to 2": "rewrites the pack's files (tests/unit/test_migrate.py runs it on a copy)",
     "pytorch-tutor migrate DIR": "rewrites the pack's files (tests/unit/test_migrate.py runs it on a copy)",
+    "sudo pytorch-tutor class-report /home/*/.local/share/pytorch-tutor/profiles/default.sqlite":
+        "reads other accounts' homes as root (tests/unit/test_class_report.py reads profiles themselves)",
 }
 # Commands that build on the one before (the lesson-pack walkthrough): run in order, in one directory.
 SEQUENCES = (("pytorch-tutor new course my-pack", "pytorch-tutor new module my-pack/my_pack", "pytorch-tutor validate my-pack",

@@ -122,8 +122,10 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("courses", help="the lesson packs installed as Python packages: id, version, sandbox grants")
 
-    p = sub.add_parser("class-report", help="a class's progress from exported profiles (`profile export`)")
-    p.add_argument("exports", nargs="+", type=Path, metavar="PROFILE.json", help="files from `profile export`")
+    p = sub.add_parser("class-report", help="a class's progress from learners' profiles or their exports")
+    p.add_argument("exports", nargs="+", type=Path, metavar="PROFILE",
+                   help="files from `profile export`, or learners' profiles themselves (…/profiles/NAME.sqlite, "
+                        "read-only; on JupyterHub each learner's home holds one)")
     p.add_argument("--html", type=Path, metavar="FILE", help="write an HTML report with charts instead")
 
     p = sub.add_parser("serve-ui", help="serve the tutor to browsers (one tutor process and sandbox per tab)")

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import pwd
+import sqlite3
 
 import pytest
 
@@ -138,3 +141,46 @@ def test_learners_are_named_by_the_name_their_export_carries(mini_course, tmp_pa
     names = [r.name for r in report.learners]
     assert names[0] == "Alice Martin" and names[2] == "me"
     assert "\x1b" not in names[1] and "\n" not in names[1] and names[1].startswith("Bob")
+
+
+def test_profiles_themselves_are_read_without_exports_and_never_written(mini_course, class_files, tmp_path):
+    # what an instructor has on JupyterHub: each learner's profile in their home, not an export
+    alice_db, bob_db = tmp_path / "alice.sqlite", tmp_path / "bob.sqlite"
+    before = {p: p.read_bytes() for p in (alice_db, bob_db)}
+    files = set(tmp_path.iterdir())
+    from_exports = build(mini_course, list(class_files))
+    from_profiles = build(mini_course, [alice_db, bob_db])
+    assert [r.name for r in from_profiles.learners] == ["alice", "bob"]
+    assert [(r.drills_done, r.attempts, r.first_try) for r in from_profiles.learners] == \
+        [(r.drills_done, r.attempts, r.first_try) for r in from_exports.learners]
+    assert [(m.started, m.missed, m.misconceptions) for m in from_profiles.modules] == \
+        [(m.started, m.missed, m.misconceptions) for m in from_exports.modules]
+    assert {p: p.read_bytes() for p in (alice_db, bob_db)} == before and set(tmp_path.iterdir()) == files
+
+
+def test_a_default_profile_is_named_by_the_account_that_owns_it(mini_course, tmp_path):
+    home = tmp_path / "home" / "profiles"
+    home.mkdir(parents=True)
+    store = ProfileStore.open(home / "default.sqlite")
+    store.use_course("mini-course")
+    store.record(prediction("transpose-strides", "(1, 3)", True))
+    store.close()
+    report = build(mini_course, [home / "default.sqlite"])
+    assert report.learners[0].name == pwd.getpwuid(os.getuid()).pw_name
+
+
+@pytest.mark.parametrize("rows, reason", [
+    ("INSERT INTO attempts (at, module, item, kind, answers, observed, verdict, correct) "
+     "VALUES ('t', '01', 'x', 'prediction', 'not json', '{}', '{}', 1)", "alice.sqlite"),
+    ("INSERT INTO attempts (at, module, item, kind, answers, observed, verdict, correct) "
+     "VALUES ('t', '01', 'x', 'sudo', '{}', '{}', '{}', 1)", "unknown kind"),
+    ("DROP TABLE attempts", "not a pytorch-tutor profile"),
+])
+def test_a_tampered_profile_is_left_out_with_the_reason(mini_course, class_files, tmp_path, rows, reason):
+    db = sqlite3.connect(tmp_path / "alice.sqlite")
+    db.execute(rows)
+    db.commit()
+    db.close()
+    report = build(mini_course, [tmp_path / "alice.sqlite", tmp_path / "bob.sqlite"])
+    assert [r.name for r in report.learners] == ["bob"]
+    assert len(report.refused) == 1 and reason in report.refused[0], report.refused

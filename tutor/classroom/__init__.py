@@ -1,4 +1,4 @@
-"""For instructors: ``pytorch-tutor class-report`` over learners' exported profiles."""
+"""For instructors: ``pytorch-tutor class-report`` over learners' profiles or their exports."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def class_report(paths: list[Path], course_root: Path | None, html_path: Path | 
     for line in report.refused:
         print(f"left out: {line}", file=err)
     if not report.learners:
-        print("pytorch-tutor: no profile export could be read", file=err)
+        print("pytorch-tutor: no profile or profile export could be read", file=err)
         return 2
     if html_path is not None:
         tmp = html_path.with_name(html_path.name + ".tmp")

@@ -1,9 +1,9 @@
-"""A class report from exported profiles: per module and per learner, for an instructor.
+"""A class report from learners' profiles: per module and per learner, for an instructor.
 
-Input is the files learners made with ``pytorch-tutor profile export`` — never a live
-database — and is untrusted: each file is size-capped and validated attempt by attempt
-(the same reader as ``profile import``); a file that fails is named with the reason and
-left out, the others are reported. Misconceptions are looked up in the course's own listed
+Input is the files learners made with ``pytorch-tutor profile export``, or their profiles
+themselves (SQLite, read-only: ``sources.py``), and is untrusted: each file is size-capped and
+validated attempt by attempt (the same reader as ``profile import``); a file that fails is
+named with the reason and left out, the others are reported. Misconceptions are looked up in the course's own listed
 wrong answers (the learner's answer re-parsed and matched by the judge), so no text from a
 file is shown as a misconception.
 """
@@ -15,11 +15,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tutor.classroom.sources import learner_name, read_attempts
 from tutor.course.loader import Course
 from tutor.judge import AnswerError, matching_misconception, parse_answer
 from tutor.progress.store import Attempt
 from tutor.progress.summary import summarise
-from tutor.progress.transfer import export_learner, read_export
 from tutor.safe_text import safe_line
 
 TOP = 3  # drills and misconceptions listed per module
@@ -84,11 +84,11 @@ def _one_line(text: str) -> str:
 
 
 def _names(paths: list[Path]) -> list[str]:
-    """Each learner by the name the export carries (`profile export --name`), else by file name, made
+    """Each learner by the name the file carries (``sources.learner_name``), else by file name, made
     unique (thirty files all called me.json, or two folders both holding alice.json)."""
     names, seen = [], Counter()
     for path in paths:
-        base = _one_line(export_learner(path)) or _one_line(path.stem) or "learner"
+        base = _one_line(learner_name(path)) or _one_line(path.stem) or "learner"
         seen[base] += 1
         names.append(base if seen[base] == 1 else f"{base} ({seen[base]})")
     return names
@@ -116,7 +116,7 @@ def build(course: Course, paths: list[Path]) -> ClassReport:
     learners, refused = [], []
     for path, name in zip(paths, _names(paths)):
         try:
-            attempts = read_export(path)
+            attempts = read_attempts(path)
         except ValueError as exc:
             refused.append(safe_line(str(exc), 300))
             continue

@@ -222,10 +222,11 @@ def _attempts(data: dict) -> list[Attempt]:
         raise ValueError("'attempts' is not a list")
     if len(raw) > MAX_ATTEMPTS:
         raise ValueError(f"{len(raw)} attempts: more than {MAX_ATTEMPTS} is not a profile export")
-    return [_attempt(item, i) for i, item in enumerate(raw)]
+    return [read_attempt(item, i) for i, item in enumerate(raw)]
 
 
-def _attempt(raw: object, index: int) -> Attempt:
+def read_attempt(raw: object, index: int) -> Attempt:
+    """One attempt from plain data (an export's, or a profile's row), validated; ``ValueError`` says what is wrong."""
     where = f"attempt {index}"
     if not isinstance(raw, dict):
         raise ValueError(f"{where} is not an object")

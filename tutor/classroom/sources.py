@@ -1,0 +1,91 @@
+"""Where a class report reads a learner from: an exported profile (JSON) or a profile itself (SQLite).
+
+On JupyterHub each learner's tutor keeps its profile in their own home
+(``~/.local/share/pytorch-tutor/profiles/default.sqlite``); an instructor should not have to ask
+thirty learners to run ``profile export``. Both kinds of file are untrusted (a learner owns
+theirs): an export is read as JSON only; a profile is opened read-only (``mode=ro``, never
+created, never migrated, schema code not trusted), its size capped, and every attempt row is
+validated by the same reader as ``profile import``. A file that fails is left out with the
+reason; nothing is written anywhere.
+
+The learner's name: the one an export carries (``profile export --name``); for a profile, its
+file name unless that is ``default``, then the account that owns the file (a hub's learner).
+"""
+
+from __future__ import annotations
+
+import json
+import pwd
+import sqlite3
+from pathlib import Path
+
+from tutor.progress.store import Attempt
+from tutor.progress.transfer import MAX_ATTEMPTS, MAX_IMPORT_BYTES, export_learner, read_attempt, read_export
+
+PROFILE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+_COLUMNS = ("course", "at", "module", "item", "kind", "answers", "observed", "verdict", "correct", "seconds",
+            "confidence")
+
+
+def is_profile(path: Path) -> bool:
+    """A profile database rather than an export: by its name, or by SQLite's own header."""
+    if path.suffix in PROFILE_SUFFIXES:
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+def learner_name(path: Path) -> str:
+    """The name a report shows for ``path`` before it is made one printable line ("" for none)."""
+    if not is_profile(path):
+        return export_learner(path)
+    if path.stem != "default":
+        return path.stem
+    try:
+        return pwd.getpwuid(path.stat().st_uid).pw_name
+    except (KeyError, OSError):
+        return ""
+
+
+def read_attempts(path: Path) -> list[Attempt]:
+    """The learner's attempts; ``ValueError`` naming the file and the problem."""
+    return read_profile(path) if is_profile(path) else read_export(path)
+
+
+def read_profile(path: Path) -> list[Attempt]:
+    """A profile's attempts, read-only and validated row by row (``profile import``'s reader)."""
+    try:
+        if path.stat().st_size > MAX_IMPORT_BYTES * 4:
+            raise ValueError(f"{path} is larger than {MAX_IMPORT_BYTES * 4 >> 20} MiB")
+        # ro: never created or written (a learner's tutor may have it open); the schema's own code
+        # (views, triggers) is not trusted
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
+    except (OSError, sqlite3.Error) as exc:
+        raise ValueError(f"{path} could not be opened: {exc}") from None
+    try:
+        db.execute("PRAGMA trusted_schema = OFF")
+        db.execute("PRAGMA query_only = ON")
+        columns = {row[1] for row in db.execute("PRAGMA table_info(attempts)")}
+        if not set(_COLUMNS) <= columns:
+            raise ValueError(f"{path} is not a pytorch-tutor profile")
+        rows = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM attempts ORDER BY id LIMIT ?",
+                          (MAX_ATTEMPTS + 1,)).fetchall()
+    except sqlite3.Error as exc:
+        raise ValueError(f"{path} is not a readable pytorch-tutor profile: {exc}") from None
+    finally:
+        db.close()
+    if len(rows) > MAX_ATTEMPTS:
+        raise ValueError(f"{path}: more than {MAX_ATTEMPTS} attempts is not a profile")
+    attempts = []
+    for index, row in enumerate(rows):
+        raw = dict(zip(_COLUMNS, row))
+        try:
+            for key in ("answers", "observed", "verdict"):
+                raw[key] = json.loads(raw[key]) if isinstance(raw[key], str) else raw[key]
+            attempts.append(read_attempt(raw, index))
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"{path}: {str(exc)[:200]}") from None
+    return attempts
