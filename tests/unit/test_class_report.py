@@ -184,3 +184,15 @@ def test_a_tampered_profile_is_left_out_with_the_reason(mini_course, class_files
     report = build(mini_course, [tmp_path / "alice.sqlite", tmp_path / "bob.sqlite"])
     assert [r.name for r in report.learners] == ["bob"]
     assert len(report.refused) == 1 and reason in report.refused[0], report.refused
+
+
+def test_a_profile_behind_a_link_is_refused_and_nothing_beside_it_is_opened(mini_course, class_files, tmp_path):
+    # a learner owns their directory; the report may run as root: no link is followed, no -shm or
+    # -wal beside the file is opened or made
+    link = tmp_path / "mallory.sqlite"
+    link.symlink_to(tmp_path / "alice.sqlite")
+    (tmp_path / "bob.sqlite-shm").symlink_to(tmp_path / "target")
+    (tmp_path / "bob.sqlite-wal").symlink_to(tmp_path / "target")
+    report = build(mini_course, [link, tmp_path / "bob.sqlite"])
+    assert [r.name for r in report.learners] == ["bob"] and "a link" in report.refused[0]
+    assert not (tmp_path / "target").exists()

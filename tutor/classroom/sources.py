@@ -3,10 +3,12 @@
 On JupyterHub each learner's tutor keeps its profile in their own home
 (``~/.local/share/pytorch-tutor/profiles/default.sqlite``); an instructor should not have to ask
 thirty learners to run ``profile export``. Both kinds of file are untrusted (a learner owns
-theirs): an export is read as JSON only; a profile is opened read-only (``mode=ro``, never
-created, never migrated, schema code not trusted), its size capped, and every attempt row is
-validated by the same reader as ``profile import``. A file that fails is left out with the
-reason; nothing is written anywhere.
+theirs, and the report may run as root): an export is read as JSON only; a profile's bytes are
+read once (size-capped, a link refused: ``O_NOFOLLOW``) and opened by SQLite from memory, so
+SQLite never opens a file beside it (a learner's ``-shm`` or ``-wal`` made a link to a file of
+root's), and the learner's tutor, which may have it open, is never disturbed; the schema's own
+code is not trusted, and every attempt row is validated by the same reader as ``profile import``.
+A file that fails is left out with the reason; nothing is written anywhere.
 
 The learner's name: the one an export carries (``profile export --name``); for a profile, its
 file name unless that is ``default``, then the account that owns the file (a hub's learner).
@@ -14,15 +16,19 @@ file name unless that is ``default``, then the account that owns the file (a hub
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import pwd
 import sqlite3
+import stat
 from pathlib import Path
 
 from tutor.progress.store import Attempt
 from tutor.progress.transfer import MAX_ATTEMPTS, MAX_IMPORT_BYTES, export_learner, read_attempt, read_export
 
 PROFILE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+MAX_PROFILE_BYTES = MAX_IMPORT_BYTES * 4  # a profile keeps cards and drafts beside the attempts
 _COLUMNS = ("course", "at", "module", "item", "kind", "answers", "observed", "verdict", "correct", "seconds",
             "confidence")
 
@@ -56,24 +62,19 @@ def read_attempts(path: Path) -> list[Attempt]:
 
 
 def read_profile(path: Path) -> list[Attempt]:
-    """A profile's attempts, read-only and validated row by row (``profile import``'s reader)."""
+    """A profile's attempts, read from a copy in memory and validated row by row (``profile import``'s reader)."""
+    data = _read_bytes(path, MAX_PROFILE_BYTES)
+    db = sqlite3.connect(":memory:")
     try:
-        if path.stat().st_size > MAX_IMPORT_BYTES * 4:
-            raise ValueError(f"{path} is larger than {MAX_IMPORT_BYTES * 4 >> 20} MiB")
-        # ro: never created or written (a learner's tutor may have it open); the schema's own code
-        # (views, triggers) is not trusted
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
-    except (OSError, sqlite3.Error) as exc:
-        raise ValueError(f"{path} could not be opened: {exc}") from None
-    try:
-        db.execute("PRAGMA trusted_schema = OFF")
+        db.deserialize(data)
+        db.execute("PRAGMA trusted_schema = OFF")  # the schema's own code (views, triggers) is not trusted
         db.execute("PRAGMA query_only = ON")
         columns = {row[1] for row in db.execute("PRAGMA table_info(attempts)")}
         if not set(_COLUMNS) <= columns:
             raise ValueError(f"{path} is not a pytorch-tutor profile")
         rows = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM attempts ORDER BY id LIMIT ?",
                           (MAX_ATTEMPTS + 1,)).fetchall()
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, OverflowError) as exc:
         raise ValueError(f"{path} is not a readable pytorch-tutor profile: {exc}") from None
     finally:
         db.close()
@@ -89,3 +90,24 @@ def read_profile(path: Path) -> list[Attempt]:
         except (ValueError, RecursionError) as exc:
             raise ValueError(f"{path}: {str(exc)[:200]}") from None
     return attempts
+
+
+def _read_bytes(path: Path, limit: int) -> bytes:
+    """The whole file, never through a link, at most ``limit`` bytes; ``ValueError`` otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as exc:
+        raise ValueError(f"{path} could not be opened: {exc.strerror}"
+                         + (" (a link: name the file itself)" if exc.errno == errno.ELOOP else "")) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path} is not a file")
+        chunks, size = [], 0
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise ValueError(f"{path} is larger than {limit >> 20} MiB")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
