@@ -54,6 +54,9 @@ SKIPPED = {
     "pip install ./my-pack && pytorch-tutor --course my-pack": "installs a package into the venv, then opens the app",
     "pytorch-tutor migrate DIR --to 2": "rewrites the pack's files (tests/unit/test_migrate.py runs it on a copy)",
     "pytorch-tutor migrate DIR": "rewrites the pack's files (tests/unit/test_migrate.py runs it on a copy)",
+    "sudo pytorch-tutor class watch /home/*/.local/share/pytorch-tutor/profiles/default.sqlite":
+        "reads other accounts' homes as root, until stopped (tests/unit/test_class_live.py runs it with --once)",
+    "pytorch-tutor class watch DIR": "refreshes until stopped (tests/unit/test_class_live.py runs it with --once)",
     "sudo pytorch-tutor class-report /home/*/.local/share/pytorch-tutor/profiles/default.sqlite":
         "reads other accounts' homes as root (tests/unit/test_class_report.py reads profiles themselves)",
 }

@@ -128,6 +128,16 @@ def _parser() -> argparse.ArgumentParser:
                         "read-only; on JupyterHub each learner's home holds one)")
     p.add_argument("--html", type=Path, metavar="FILE", help="write an HTML report with charts instead")
 
+    p = sub.add_parser("class", help="for instructors: who is stuck now, read live from learners' profiles")
+    cls = p.add_subparsers(dest="what", metavar="WHAT", required=True)
+    q = cls.add_parser("watch", help="a live table: each learner's current drill, attempts and minutes on it, "
+                                     "who is stuck, and the misconceptions revealed in the last hour")
+    q.add_argument("paths", nargs="+", type=Path, metavar="PROFILE|DIR",
+                   help="learners' profiles (…/profiles/NAME.sqlite), or directories searched for them at "
+                        "every refresh")
+    q.add_argument("--every", type=float, default=5.0, metavar="S", help="seconds between refreshes (default 5)")
+    q.add_argument("--once", action="store_true", help="print the table once and stop")
+
     p = sub.add_parser("serve-ui", help="serve the tutor to browsers (one tutor process and sandbox per tab)")
     _also_after_command(p)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s, loopback)")
@@ -313,6 +323,10 @@ def _run(argv: list[str] | None) -> int:
             from tutor import profile_commands
 
             return profile_commands.main(args, sys.stdout)
+        if args.command == "class":
+            from tutor.classroom import class_watch
+
+            return class_watch(args.paths, args.lessons, args.every, args.once)
         if args.command == "class-report":
             from tutor.classroom import class_report
 

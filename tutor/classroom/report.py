@@ -83,7 +83,7 @@ def _one_line(text: str) -> str:
     return " ".join(safe_line(text, 60).split())[:60]
 
 
-def _names(paths: list[Path]) -> list[str]:
+def learner_names(paths: list[Path]) -> list[str]:
     """Each learner by the name the file carries (``sources.learner_name``), else by file name, made
     unique (thirty files all called me.json, or two folders both holding alice.json)."""
     names, seen = [], Counter()
@@ -94,7 +94,7 @@ def _names(paths: list[Path]) -> list[str]:
     return names
 
 
-def _misconception(course: Course, attempt: Attempt, ask_key: str, answer: str) -> str:
+def misconception_of(course: Course, attempt: Attempt, ask_key: str, answer: str) -> str:
     slot = course.slot(attempt.module)
     drill = slot.module.drill(attempt.item) if slot and slot.module else None
     if drill is None:
@@ -114,7 +114,7 @@ def build(course: Course, paths: list[Path]) -> ClassReport:
     missed: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     revealed: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     learners, refused = [], []
-    for path, name in zip(paths, _names(paths)):
+    for path, name in zip(paths, learner_names(paths)):
         try:
             attempts = read_attempts(path)
         except ValueError as exc:
@@ -140,7 +140,7 @@ def build(course: Course, paths: list[Path]) -> ClassReport:
             if not a.correct:
                 missed[a.module][a.item].add(name)
                 for key, answer in a.answers.items():
-                    text = _misconception(course, a, key, answer)
+                    text = misconception_of(course, a, key, answer)
                     if text:
                         revealed[a.module][text].add(name)
         for module_id in progress.started & modules.keys():
@@ -155,12 +155,12 @@ def build(course: Course, paths: list[Path]) -> ClassReport:
             attempts=len(attempts), seconds=seconds, first_try=first / attempted if attempted else None,
             certainty=certainty, last_at=max((a.at for a in attempts), default="")[:16].replace("T", " ")))
     for module_id, row in modules.items():
-        row.missed = _top({_drill_title(course, module_id, drill): len(who) for drill, who in missed[module_id].items()})
+        row.missed = _top({drill_title(course, module_id, drill): len(who) for drill, who in missed[module_id].items()})
         row.misconceptions = _top({text: len(who) for text, who in revealed[module_id].items()})
     return ClassReport(course.title, learners, list(modules.values()), refused)
 
 
-def _drill_title(course: Course, module_id: str, drill_id: str) -> str:
+def drill_title(course: Course, module_id: str, drill_id: str) -> str:
     """A drill as the instructor reads it: its title (its id when it has none of its own or is gone)."""
     slot = course.slot(module_id)
     drill = slot.module.drill(drill_id) if slot and slot.module else None
