@@ -299,13 +299,13 @@ class Zygote:
             _kill_group(run.peer.pid)  # the judge is done: its learner's half serves no one now
         status = tree.read_status(run.status_r) if not early else ("status", 0)
         os.close(run.status_r)
-        if not run.answered:
-            self.answer(run, status)
         if early:
             self.detached[run.pid] = run.spec.scratch if self.scratch_base else ""
         elif self.scratch_base:
-            scratch.remove_tree(run.spec.scratch)
+            scratch.remove_tree(run.spec.scratch)  # before the answer: a finished run has left nothing behind
         self.forker.bury_cgroup(run.spec.cgroup)
+        if not run.answered:
+            self.answer(run, status)
 
     def answer(self, run: Run, status: tuple[str, object]) -> None:
         """Send the host the run's result and output (once: a serving run is answered before it ends)."""
