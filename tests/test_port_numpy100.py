@@ -1,7 +1,7 @@
 """A third public exercise set ported into the lesson format (issue 33): numpy-100 as a pip-installable pack.
 
 ``tests/packs/numpy100-torch/`` is the pack project an author would have after ``pytorch-tutor new course``:
-15 exercises of numpy-100 by Nicolas P. Rougier (MIT licence) in PyTorch. Its validate must stay free of
+16 drills built on 21 exercises of numpy-100 by Nicolas P. Rougier (MIT licence) in PyTorch. Its validate must stay free of
 errors and warnings (the give-away check included), and every drill's claims must hold under ``check``.
 """
 
