@@ -36,6 +36,7 @@ class DrillReport:
     # compared by judging one setting's observed answer against the other's value (tolerances apply)
     described: dict[str, dict] = field(default_factory=dict)
     why: dict[str, str] = field(default_factory=dict)  # a lab run's failing tests' messages, by run, for reports
+    asks: tuple = ()  # a variant drill's: the asks of the instance ``observed`` comes from (options rendered)
 
     @property
     def ok(self) -> bool:
@@ -67,7 +68,8 @@ async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> Dri
     if drill.variants is None:
         return await _check_instance(module, drill, sandbox)
     instances = drill.variants.sample(VARIANT_SEED, variant_sample())
-    reports = [await _check_instance(module, present_instance(drill, i), sandbox) for i in instances]
+    rendered = [present_instance(drill, i) for i in instances]
+    reports = [await _check_instance(module, shown, sandbox) for shown in rendered]
     problems = [f"instance {instance_text(i)}: {p}" for i, r in zip(instances, reports) for p in r.problems]
     answers = {tuple(sorted(r.observed.items())) for r in reports}
     if not problems and len(answers) < 2:
@@ -75,7 +77,7 @@ async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> Dri
                         "a variant must change what the learner predicts")
     first = reports[0]
     return DrillReport(module.id, drill.id, sum(r.seconds for r in reports), problems, first.kind, first.observed,
-                       first.described, first.why)
+                       first.described, first.why, tuple(rendered[0].asks))
 
 
 async def _check_instance(module: Module, drill: Drill, sandbox: SandboxPort) -> DrillReport:
@@ -184,7 +186,7 @@ def answer_changes(drill: Drill, first: DrillReport, second: DrillReport) -> lis
     out = []
     for key in sorted(set(first.observed) | set(second.observed)):
         a, b = first.observed.get(key), second.observed.get(key)
-        ask = next((x for x in drill.asks if x.key == key), None)
+        ask = next((x for x in first.asks or drill.asks if x.key == key), None)  # as the instance rendered it
         if ask is not None and key in first.described and key in second.described and a is not None and b is not None:
             moved = not (judge(ask, b, first.described[key]).correct and judge(ask, a, second.described[key]).correct)
         else:

@@ -66,3 +66,42 @@ def test_a_float_that_moved_inside_its_tolerance_did_not_change_the_answer(tmp_p
                                                    {m: "1.5", gt: "no"}))
     assert flipped == [f"{gt}: yes -> no"]
     assert answer_changes(drill, first, _report({}, {}, ["check failed"])) == ["passes its check under one setting only"]
+
+
+VARIANT_CHOICE = """format_version: 3
+module: "01"
+intro: A choice whose options are written with the instance's numbers.
+drills:
+  - id: second-half
+    variants:
+      params:
+        h: [4, 6]
+    prompt: Which slice of `row` holds its second half?
+    setup: import torch
+    code: |
+      row = torch.arange(2 * {{h}})
+      second = "row[{{h}}:]"
+    ask:
+      - expr: second
+        kind: choice
+        options: ["row[:{{h}}]", "row[{{h}}:]"]
+    explanation: The second half starts at index {{h}}.
+    hints: [Where does the second half start?]
+    wrong_answers:
+      - {answer: a, misconception: the first slice is the second half}
+"""
+
+
+def test_a_variant_choice_is_compared_by_the_options_its_instance_showed(tmp_path):
+    from tutor.course.variants import present_instance
+
+    path = tmp_path / "m.yaml"
+    path.write_text(VARIANT_CHOICE)
+    drill = load_targets([path])[0].modules[0].drills[0]
+    shown = present_instance(drill, (("h", 6),))  # not the instance the drill is loaded as (h=4)
+    key = drill.asks[0].key
+    observed, described = {key: "b) row[6:]"}, {key: {"type": "str", "value": "row[6:]"}}
+    same = DrillReport("01", "second-half", 0.1, [], observed=observed, described=described, asks=tuple(shown.asks))
+    assert answer_changes(drill, same, same) == []
+    unrendered = DrillReport("01", "second-half", 0.1, [], observed=observed, described=described)
+    assert answer_changes(drill, unrendered, unrendered) != []  # what check said before: "b) row[6:] -> b) row[6:]"
