@@ -244,7 +244,7 @@ def _shrink(fn, cases, spec, choices: list[int], matching: tuple):
     return best[0], best[1], steps
 
 
-SHOWN = 12  # entries of a tensor a message spells out; past that, its shape and a summary
+SHOWN = 36  # entries of a tensor a message spells out (a 6x6 block); past that, its shape and a summary
 
 
 def _brief(value) -> str:
@@ -324,9 +324,12 @@ def verify(name: str, got, cases, spec, trials: int = TRIALS, seed: int = 0, tol
                 note += f", shrunk in {steps} step(s) from {name}({_show(args)})"
             args, out, want = small, shrunk.get("output"), small_want
     said = compare(out, want) if compare is not None else None
-    how = said if isinstance(said, str) and said else _detail(out, want, tolerance, rtol)
-    raise AssertionError(f"{name}({_show(args)}) {_value(out)}, expected {_brief(want)}{'; ' + how if how else ''}"
-                         f" — {note}; seed {seed}: the same seed gives the same cases")
+    if isinstance(said, str) and said:  # the author's comparison says what is wrong in its own words
+        what = f"{_value(out)}: {said}"
+    else:
+        how = _detail(out, want, tolerance, rtol)
+        what = f"{_value(out)}, expected {_brief(want)}{'; ' + how if how else ''}"
+    raise AssertionError(f"{name}({_show(args)}) {what} — {note}; seed {seed}: the same seed gives the same cases")
 
 
 def _detail(out, want, tolerance: float, rtol: float) -> str:
