@@ -78,7 +78,7 @@ def validate(paths: Iterable[Path], out: TextIO) -> int:
     for warning in warnings:
         print(warning, file=out)
     thin = thinly_proved_labs(m for t in targets for m in t.modules)
-    for warning in thin:
+    for warning in [*thin, *replaced_module_rules(m for t in targets for m in t.modules)]:
         print(warning, file=out)
     modules = sum(len(t.modules) for t in targets)
     drills = sum(len(m.drills) for t in targets for m in t.modules)
@@ -112,6 +112,24 @@ def thinly_proved_labs(modules: Iterable[Module]) -> list[str]:
             f"{'tests reject' if drill.is_exercise else 'check rejects'} them"
             for module in modules for drill in module.drills
             if _proved_by_wrong_submissions(drill) and len(drill.wrong_submissions) < MIN_WRONG_SUBMISSIONS]
+
+
+def replaced_module_rules(modules: Iterable[Module]) -> list[str]:
+    """A warning for each lab whose own `rules:` drop some of its module's: a lab's rules replace the
+    module's whole (as they always have), and an author who adds one rule to one lab rarely means to
+    lift the module's `no_loops` from it."""
+    out = []
+    for module in modules:
+        shared = module.rules.to_wire() if module.rules is not None else {}
+        for drill in module.drills:
+            if not shared or not drill.is_exercise or drill.rules is None or drill.rules is module.rules:
+                continue
+            dropped = sorted(k for k in shared if k not in drill.rules.to_wire())
+            if dropped:
+                out.append(f"{module.file}:{drill.line}: warning: drill {drill.id!r}: its own `rules:` replace the "
+                           f"module's whole, so {', '.join(dropped)} no longer apply to it; repeat in its "
+                           "`rules:` those it should keep")
+    return out
 
 
 def _proved_by_wrong_submissions(drill) -> bool:

@@ -102,3 +102,13 @@ def test_a_dotted_forbidden_name_is_refused_where_the_code_reaches_it_and_a_bare
     assert problems("import torch.autograd\n", bare) == ["line 1: rule forbid_names: `autograd` may not be used in this lab"]
     assert problems("def f(x):\n    return x.sum()\n", bare) == []
     assert problems("def f(x):\n    return sum(x)\n", bare) == ["line 2: rule forbid_names: `sum` may not be used in this lab"]
+
+
+def test_a_forbidden_attribute_is_refused_as_a_method_and_on_a_module_and_a_bare_name_is_not():
+    # `forbid_names: [argmin]` leaves `x.argmin()` alone by design; `forbid_attributes` is the rule for it
+    rules = {"forbid_attributes": ["argmin"]}
+    assert problems("def f(d):\n    return d.argmin(dim=1)\n", rules) == [
+        "line 2: rule forbid_attributes: `.argmin` may not be used in this lab"]
+    assert problems("import torch\ndef f(d):\n    return torch.argmin(d, 1)\n", rules) == [
+        "line 3: rule forbid_attributes: `.argmin` may not be used in this lab"]
+    assert problems("def f(d):\n    argmin = d.min(1).indices\n    return argmin\n", rules) == []

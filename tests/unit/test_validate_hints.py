@@ -88,3 +88,42 @@ def test_a_lab_with_fewer_than_two_wrong_submissions_is_warned_not_refused(tmp_p
     out = io.StringIO()
     assert validate([course_with(tmp_path / "two", LAB + SECOND)], out) == 0
     assert "write-relu" not in out.getvalue() and "validate: ok, 1 repair with fewer than 2" in out.getvalue()
+
+
+def test_a_labs_own_rules_that_drop_the_modules_are_warned(tmp_path):
+    module = tmp_path / "m.yaml"
+    module.write_text(MODULE_RULES)
+    out = io.StringIO()
+    assert validate([module], out) == 0, out.getvalue()
+    assert ("m.yaml:7: warning: drill 'lab': its own `rules:` replace the module's whole, so no_comprehensions no "
+            "longer apply to it" in out.getvalue()), out.getvalue()
+    module.write_text(MODULE_RULES.replace("{forbid_attributes: [argmin], no_loops: true}",
+                                           "{forbid_attributes: [argmin], no_loops: true, no_comprehensions: true}"))
+    out = io.StringIO()
+    assert validate([module], out) == 0 and "replace the module's" not in out.getvalue(), out.getvalue()
+
+
+MODULE_RULES = """format_version: 2
+module: "01"
+intro: A module whose labs share rules.
+setup: import torch
+rules: {no_loops: true, no_comprehensions: true}
+drills:
+  - id: lab
+    kind: lab
+    title: A lab
+    prompt: Write f.
+    starter: |
+      def f(d):
+          return d.argmin(1)
+    tests:
+      - name: t
+        probe: out = f(torch.tensor([[3., 1.], [0., 2.]])).tolist()
+        check: assert out == [1, 0], out
+    rules: {forbid_attributes: [argmin], no_loops: true}
+    solution: |
+      def f(d):
+          return (-d).max(1).indices
+    explanation: The index of the smallest is the index of the largest negation.
+    hints: [Negate.]
+"""

@@ -94,7 +94,8 @@ WRONG_REQUIRED, WRONG_OPTIONAL = {"answer", "misconception"}, {"expr", "ask"}
 # `points:` a free-text question's rubric: the two to four points its model answer makes (shown after the answer)
 SELF_CHECK_REQUIRED, SELF_CHECK_OPTIONAL = {"id", "question", "answer"}, {"options", "correct", "points"}
 TEST_REQUIRED, TEST_OPTIONAL = {"name", "check"}, {"probe", "hints"}
-RULE_KEYS = {"allow_names", "allow_attributes", "allow_calls", "forbid_names", "forbid_modules", "no_loops", "no_comprehensions",
+RULE_KEYS = {"allow_names", "allow_attributes", "allow_calls", "forbid_names", "forbid_modules", "forbid_attributes",
+             "no_loops", "no_comprehensions",
              "no_imports", "max_lines", "max_columns"}
 # `code:` a whole submission, or `change:` edits of the solution ({from: text, to: text}, each `from` found once)
 WRONG_SUBMISSION_REQUIRED, WRONG_SUBMISSION_OPTIONAL = {"test", "misconception"}, {"code", "change", "files", "says"}

@@ -61,7 +61,8 @@ def _rules(reader: Reader, data: MarkedDict, key: str, path: str, values: dict) 
     if rules is None:
         return None
     names = {k: (reader.text_list(rules, k, where) if k in rules else None)
-             for k in ("allow_names", "allow_attributes", "allow_calls", "forbid_names", "forbid_modules")}
+             for k in ("allow_names", "allow_attributes", "allow_calls", "forbid_names", "forbid_modules",
+                       "forbid_attributes")}
     flags = {}
     for flag in ("no_loops", "no_comprehensions", "no_imports"):
         raw = rules.get(flag, False)

@@ -78,7 +78,7 @@ def parse_module(data: Any, filename: str) -> tuple[Module | None, list[LessonEr
     if reader.errors:
         return None, reader.errors
     return Module(module_id, filename, intro, tuple(drills), tuple(self_checks), version, shared_setup,
-                  renamed=renamed), []
+                  renamed=renamed, rules=module_rules), []
 
 
 def _renamed(reader: Reader, root: MarkedDict, ids: set[str]) -> tuple[tuple[str, str], ...]:

@@ -115,6 +115,7 @@ class SourceRules:
     allow_calls: tuple[str, ...] | None = None  # dotted names, e.g. torch.arange, len
     forbid_names: tuple[str, ...] | None = None  # names (and modules) the code may not use or import
     forbid_modules: tuple[str, ...] | None = None  # dotted modules (and their submodules) it may not import
+    forbid_attributes: tuple[str, ...] | None = None  # attributes and methods it may not use (`x.argmin()`)
     no_loops: bool = False
     no_comprehensions: bool = False
     no_imports: bool = False
@@ -288,6 +289,7 @@ class Module:
     # (old id, new id): items renamed since learners may hold progress under the old id (``progress.store``
     # moves their rows to the new id when a session opens the course)
     renamed: tuple[tuple[str, str], ...] = ()
+    rules: SourceRules | None = None  # the module's `rules:`, its labs' unless one declares its own
     # the parsed-module cache's key of the file this came from (its bytes, its shown name, the parser's
     # code): what is derived from the module alone (the giveaway check) is cached under it too
     source_key: str = field(default="", compare=False, repr=False)

@@ -180,7 +180,9 @@ def _file_problems(rules: dict, source: str) -> list[str]:
                 if name not in allow_names:
                     problems.append(f"line {line}: rule allow_names: importing `{name}` is not allowed here "
                                     f"(allowed: {', '.join(sorted(allow_names)) or 'only your own names'})")
-        elif allow_attributes is not None and isinstance(node, ast.Attribute):
+        if isinstance(node, ast.Attribute) and node.attr in rules.get("forbid_attributes", ()):
+            problems.append(f"line {line}: rule forbid_attributes: `.{node.attr}` may not be used in this lab")
+        if allow_attributes is not None and isinstance(node, ast.Attribute):
             if node.attr not in allow_attributes:
                 problems.append(f"line {line}: rule allow_attributes: `.{node.attr}` is not allowed "
                                 f"(allowed: {', '.join(sorted(allow_attributes)) or 'none'})")
