@@ -35,7 +35,8 @@ IGNORED = ("seconds", "tier", "note")  # how long a run took and where: not part
 
 # Fields added after entries were recorded, left out while unset so those entries still match: of a request's
 # key, and of an observation; and of an observation's trace.
-LATER_FIELDS = ("trace", "views", "binds", "rebinds", "hidden", "fixtures", "given", "given_names", "threads")
+LATER_FIELDS = ("trace", "views", "binds", "rebinds", "hidden", "fixtures", "given", "given_names", "threads",
+                "serve", "peer")
 # Read from the drill's own sources (its code, solution, starter) by grading: no key of its own.
 DERIVED_FIELDS = ("declares",)
 LATER_TRACE_FIELDS = ("raised_in",)

@@ -29,6 +29,7 @@ async def test_exercise_save_verify_watch_and_reset(make_app, mini_course_dir, t
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, ExerciseScreen)
+        assert "Given before your file runs (yours to use): torch." in text_of(screen.query_one("#brief"))
         path = screen.path
         assert path.is_relative_to(tutor_home) and path.exists()
         assert "raise NotImplementedError" in path.read_text()

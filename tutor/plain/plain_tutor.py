@@ -24,6 +24,7 @@ from tutor.sandbox.client import Sandbox
 from tutor.session import OPENABLE, SELF_CHECKS, Session
 from tutor.tutoring.presentation import (hint_line, option_lines, plain_lines, rubric_lines, run_blocks,
                                         self_check_verdict)
+from tutor.tutoring.lab_brief import brief_lines
 from tutor.tutoring.reports import ModuleRef, RunReport
 from tutor.tutoring.service import SandboxPort, TutoringService
 from tutor.tutoring.view_blocks import read_view_request, view_report_blocks
@@ -371,6 +372,8 @@ class PlainTutor(PlainReading):
 
     def exercise(self, module: Module, drill: Drill) -> None:
         path = ensure_starter(self.workspace, module.id, drill)
+        for line in brief_lines(drill):
+            self.say(inert(line))
         self.say(f"Your file: {path}")
         clock = time.monotonic()
         while True:

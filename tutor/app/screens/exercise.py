@@ -27,6 +27,7 @@ from tutor.wording import shown_title
 from tutor.tutoring.reports import RunReport
 from tutor.tutoring.states import Outcome
 from tutor.tutoring.view_blocks import viewable_names
+from tutor.tutoring.lab_brief import brief_lines
 from tutor.workspace import Workspace, ensure_starter, read_exercise, reset_exercise
 
 
@@ -71,6 +72,9 @@ class ExerciseScreen(LessonScreen):
             yield Static(Text(f"{self.module_id} · {inert(slot.title)} — lab {number}/{len(self.module.drills)}: "
                               f"{inert(shown_title(self.drill))}"), classes="where")
             yield Markdown(inert(self.drill.prompt), id="prompt")
+            brief = brief_lines(self.drill)
+            if brief:
+                yield Markdown(inert("\n\n".join(brief)), id="brief")
             yield Static(Text.assemble(("Your file: ", "bold"), str(self.path),
                                        "\nEdit it in your own editor (ctrl+e opens $EDITOR) or right here; every "
                                        "save re-runs the checks. ctrl+r re-runs them by hand; after a check, "
