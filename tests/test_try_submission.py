@@ -6,6 +6,8 @@ test it names, with the words it pins shown: the same promise `check` proves, on
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tutor.cli import main
@@ -13,6 +15,7 @@ from tutor.course.loader import load_course
 from tutor.locations import builtin_course_dir
 
 COURSE = load_course(builtin_course_dir())
+COURSE_PACKS = Path(__file__).resolve().parent / "packs"
 
 
 def first(kind_test):
@@ -54,3 +57,16 @@ def test_try_refuses_what_it_cannot_judge(tmp_path, capsys):
     repair = next(d for m in COURSE.modules() for d in m.drills if d.is_repair)
     assert main(["try", repair.id, str(binary)]) == 2
     assert "not UTF-8" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_variant_drill_is_judged_on_the_instance_named_and_says_which(tmp_path, capsys):
+    pack = COURSE_PACKS / "numpy100-torch"
+    fix = tmp_path / "fix.py"
+    fix.write_text("a = torch.arange(8).reshape(4, 2)\na[[1, 3]] = a[[3, 1]]\n")  # swaps rows 1 and 3
+    assert main(["try", "01/swap-rows", str(fix), str(pack), "--instance", "i=1,j=3"]) == 0
+    assert "instance: i=1, j=3" in capsys.readouterr().out
+    assert main(["try", "01/swap-rows", str(fix), str(pack)]) == 1  # the instance it is loaded as: rows 0 and 2
+    assert "instance: i=0, j=2 (--instance chooses another)" in capsys.readouterr().out
+    assert main(["try", "01/swap-rows", str(fix), str(pack), "--instance", "i=9"]) == 2
+    assert "is not one of the drill's instances" in capsys.readouterr().err

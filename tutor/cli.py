@@ -71,6 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", type=Path, help="course directory or module file (default: --lessons or built-in)")
     p.add_argument("--file", action="append", default=[], metavar="NAME=PATH", dest="files",
                    help="a multi-file lab's other file (else its reference), repeatable")
+    p.add_argument("--instance", metavar="NAME=VALUE,...", default="",
+                   help="a drill with variants: the instance to judge (default: the one it is loaded as, named in "
+                        "the output)")
 
     p = sub.add_parser("run", help="run a snippet file in the sandbox and print what it observed")
     p.add_argument("snippet", type=Path)
@@ -307,7 +310,7 @@ def _run(argv: list[str] | None) -> int:
             if _refuse_third_party(_course_paths(args), args.trust_lessons):
                 return 2
             return try_submission(_course_paths(args), args.drill, args.submission, sys.stdout, args.files,
-                                  allow_grants=args.allow_grants, consent=ask_on_terminal)
+                                  allow_grants=args.allow_grants, consent=ask_on_terminal, instance=args.instance)
         if args.command == "run":
             from tutor.snippet_report import run_snippet_file
 

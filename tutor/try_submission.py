@@ -16,6 +16,7 @@ from typing import Callable, TextIO
 
 from tutor.course import grants
 from tutor.course.schema import Drill, Module
+from tutor.course.variants import instance_text, present_instance
 from tutor.judge import labs
 from tutor.tutoring.presentation import plain_lines, run_blocks
 from tutor.tutoring.states import Outcome
@@ -69,9 +70,23 @@ async def _judge(module: Module, drill: Drill, code: str, files: dict[str, str],
         await sandbox.close()
 
 
+def chosen_instance(drill: Drill, wanted: str) -> Drill | str:
+    """The drill as judged: its loaded instance, or the one ``wanted`` names (``h=6,dim=0``); else why not."""
+    if drill.variants is None:
+        return "this drill has no variants: --instance names one of a variant drill's instances" if wanted else drill
+    if not wanted:
+        return drill
+    names = {n.strip(): v.strip() for n, _, v in (part.partition("=") for part in wanted.split(","))}
+    for instance in drill.variants.instances:
+        if {name: str(value).lower() for name, value in instance} == {k: v.lower() for k, v in names.items()}:
+            return present_instance(drill, instance)
+    shown = "; ".join(instance_text(i) for i in drill.variants.instances[:8])
+    return f"--instance {wanted!r} is not one of the drill's instances (for example: {shown})"
+
+
 def try_submission(course_paths: list[Path], drill_ref: str, submission: Path, out: TextIO,
                    file_args: list[str] = (), allow_grants: bool = False,
-                   consent: Callable[[str], bool] | None = None) -> int:
+                   consent: Callable[[str], bool] | None = None, instance: str = "") -> int:
     from tutor.authoring import third_party_grants_refusal
     from tutor.validation import load_targets
 
@@ -84,6 +99,12 @@ def try_submission(course_paths: list[Path], drill_ref: str, submission: Path, o
         print(f"try: {found}", file=sys.stderr)
         return 2
     module, drill = found
+    drill = chosen_instance(drill, instance)
+    if isinstance(drill, str):
+        print(f"try: {drill}", file=sys.stderr)
+        return 2
+    if drill.variants is not None or drill.template is not None:
+        print(f"instance: {instance_text(drill.instance)} (--instance chooses another)", file=out)
     refusal = third_party_grants_refusal([t for t in targets if module in t.modules], allow_grants, consent)
     if refusal:
         print(f"pytorch-tutor: {refusal}", file=sys.stderr)
