@@ -57,3 +57,17 @@ def test_every_rule_has_words_and_no_rules_say_nothing():
                         forbid_modules=("capstone.model",), forbid_attributes=("sum",), no_loops=True,
                         no_comprehensions=True, no_imports=True, max_lines=3, max_columns=80)
     assert len(rule_lines(every)) == len(every.to_wire())
+
+
+def test_a_repair_that_is_a_declared_wrong_fix_names_its_misconception_whatever_its_layout():
+    from tutor.course.loader import load_course
+    from tutor.judge.labs import repair_misconception
+    from tutor.locations import builtin_course_dir
+
+    drill = next(d for m in load_course(builtin_course_dir()).modules() for d in m.drills
+                 if d.is_repair and not d.is_first_divergence and d.wrong_submissions and d.variants is None)
+    wrong = drill.wrong_submissions[0]
+    relaid = "# my fix\n" + wrong.code.replace("\n", "\n\n")  # comments and blank lines do not matter
+    assert repair_misconception(drill, relaid) == wrong.misconception
+    assert repair_misconception(drill, drill.solution) == ""
+    assert repair_misconception(drill, "this is not python (") == ""

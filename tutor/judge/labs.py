@@ -121,6 +121,15 @@ def misconception(drill: Drill, observation: Observation | None) -> str:
     return ""
 
 
+def repair_misconception(drill: Drill, code: str) -> str:
+    """The misconception of a declared wrong fix the learner's repair matches (layout and comments aside).
+
+    A repair's code is the learner's text on this side, so it is read here, as a lab's file is read
+    in the judge."""
+    mine = fingerprint(code)
+    return next((w.misconception for w in drill.wrong_submissions if mine and fingerprint(w.code) == mine), "")
+
+
 def workspace_name(drill: Drill, name: str) -> str:
     """The file name of a multi-file lab's other file inside the lab's workspace folder."""
     return f"{file_stem(drill.id)}/{name}.py"

@@ -275,6 +275,8 @@ class TutoringService(SelfCheckUseCases):
         if not outcome.result.ok:
             return self._report(module_id, drill, kind, Outcome.NOT_FINISHED, said, outcome)
         passed = outcome.code_passes
+        if kind == AttemptKind.REPAIR and not passed and not outcome.misconception:
+            outcome.misconception = labs.repair_misconception(drill, code)  # a declared wrong fix, shown as a lab's is
         recorded = None
         unlocked: list[str] = []
         if self.session is not None:
