@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import shutil
 
 import pytest
@@ -70,5 +73,17 @@ def test_a_module_id_mismatch_is_reported_at_its_line_even_beside_other_errors(t
 def test_watch_without_lessons_says_what_it_needs(capsys, mini_course_dir):
     assert main(["--watch"]) == 2
     assert "use it with --lessons DIR" in capsys.readouterr().err
-    assert main(["--watch", "--lessons", str(mini_course_dir), "--plain"]) == 2
+    assert main(["--watch", "--lessons", str(mini_course_dir), "validate"]) == 2
     assert "use it with --lessons DIR" in capsys.readouterr().err
+
+
+def test_an_author_previews_a_locked_module_in_plain_mode_with_watch(tmp_path, mini_course_dir):
+    # issue 33 item 9: without --watch, module 02 is locked until 01 is done; an author previewing it is not
+    env = {**os.environ, "NO_COLOR": "1", "PYTORCH_TUTOR_HOME": str(tmp_path)}
+    command = [sys.executable, "-m", "tutor", "--lessons", str(mini_course_dir), "--trust-lessons", "--plain"]
+    locked = subprocess.run(command, input="02\n:quit\n", capture_output=True, text=True, env=env, timeout=120)
+    assert "Module 02 is locked: needs 01" in locked.stdout
+    opened = subprocess.run(command + ["--watch"], input="02\n:quit\n", capture_output=True, text=True, env=env,
+                            timeout=120)
+    assert opened.returncode == 0, opened.stderr
+    assert "is locked" not in opened.stdout and "Second steps" in opened.stdout, opened.stdout

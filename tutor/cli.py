@@ -36,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
                              "without being asked; the tutor asks once per pack otherwise")
     parser.add_argument("--watch", action="store_true",
                         help="with --lessons: reload a module when its file changes, staying on the drill "
-                             "being edited, and open any module whatever it requires (for lesson authors)")
+                             "being edited, and open any module whatever it requires (for lesson authors; "
+                             "with --plain: every module open, nothing reloaded)")
     parser.add_argument("--idle-exit", type=float, default=0.0, metavar="MINUTES",
                         help="end the app after MINUTES without a key or a click, saving everything (serve-ui "
                              "sets it for each browser tab, from its --idle-minutes)")
@@ -269,9 +270,9 @@ def _run(argv: list[str] | None) -> int:
             if args.lessons is not None:
                 raise ValueError("--course and --lessons both name a course: use one")
             args.lessons = course_dir(args.course)
-        if args.watch and (args.lessons is None or args.plain or args.command):
-            raise ValueError("--watch reloads the lessons an author edits: use it with --lessons DIR "
-                             "(or --course ID) in the app")
+        if args.watch and (args.lessons is None or args.command):
+            raise ValueError("--watch is for an author's own lessons: use it with --lessons DIR (or --course ID), "
+                             "in the app (which reloads them on every save) or with --plain (every module open)")
         if (args.module or args.start_drill) and args.command:
             raise ValueError(f"--module and --drill choose where the tutor opens: not with `{args.command}`")
         if args.command == "new":

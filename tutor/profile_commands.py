@@ -172,7 +172,8 @@ def plain(args: argparse.Namespace, interview: tuple[int | None, str | None] | N
         print(f"pytorch-tutor: {exc}", file=sys.stderr)
         return 2
     try:
-        session = Session(course, store)
+        # an author previewing their pack (`--lessons DIR --watch`): every written module opens, as in the app
+        session = Session(course, store, author=bool(getattr(args, "watch", False)))
         start = None
         if args.module or args.start_drill:
             try:
