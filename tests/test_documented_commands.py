@@ -44,6 +44,8 @@ SKIPPED = {
     "pytorch-tutor serve-ui": "a web server that runs until stopped (tests/browser drives it)",
     "pytorch-tutor serve-ui --host 0.0.0.0 --allow-remote": "a web server that runs until stopped (tests/browser)",
     "pytorch-tutor --lessons DIR serve-ui --port 9000": "a web server that runs until stopped (tests/browser)",
+    "pytorch-tutor serve-ui --roster class.txt": "a web server that runs until stopped "
+                                                 "(tests/browser/test_serve_access.py runs class mode)",
     "pytorch-tutor serve-ui --max-sessions 8": "a web server that runs until stopped (tests/browser/test_serve_access.py)",
     "pytorch-tutor serve-ui --allow-host tutor.example.org": "a web server that runs until stopped "
                                                              "(tests/browser/test_serve_access.py)",

@@ -142,7 +142,8 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--every", type=float, default=5.0, metavar="S", help="seconds between refreshes (default 5)")
     q.add_argument("--once", action="store_true", help="print the table once and stop")
 
-    p = sub.add_parser("serve-ui", help="serve the tutor to browsers (one tutor process and sandbox per tab)")
+    p = sub.add_parser("serve-ui", help="serve the tutor to browsers (one tutor process and sandbox per tab); "
+                                        "single-user unless --roster or --learner-header makes it a class's")
     _also_after_command(p)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s, loopback)")
     p.add_argument("--port", type=int, default=8000, help="port (default: %(default)s; 0 picks a free one)")
@@ -157,6 +158,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--idle-minutes", type=float, default=60.0, metavar="M",
                    help="end a tab's session after M minutes without a key or a click, saving everything, so an "
                         "idle tab holds no tutor process (default: %(default)s; 0: never)")
+    p.add_argument("--roster", type=Path, metavar="FILE",
+                   help="class mode: each tab is one learner, who signs in with a name and secret listed in FILE "
+                        "(`NAME SECRET` a line) and gets their own profile (class-NAME); one tab per learner")
+    p.add_argument("--learner-header", metavar="HEADER", default="",
+                   help="class mode behind a proxy that authenticates learners: the header it sets to the learner's "
+                        "name (with --roster, only listed names); the proxy must also send the server's token")
 
     p = sub.add_parser("capstone", help="build, train and evaluate the capstone GPT (see --help)",
                        add_help=False)
@@ -342,7 +349,8 @@ def _run(argv: list[str] | None) -> int:
                                    profile=args.profile, lessons=args.lessons, trust_lessons=args.trust_lessons,
                                    allow_grants=args.allow_grants, allow_hosts=tuple(args.allow_host),
                                    max_sessions=args.max_sessions, unix_socket=args.unix_socket,
-                                   idle_minutes=args.idle_minutes)
+                                   idle_minutes=args.idle_minutes, roster=args.roster,
+                                   learner_header=args.learner_header)
             try:
                 return serve(options)
             except ServeError as exc:

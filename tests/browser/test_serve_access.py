@@ -232,3 +232,47 @@ async def test_two_servers_on_one_host_keep_their_own_cookies(serve_ui, mini_cou
     async with aiohttp.ClientSession() as http:  # the second server's cookie, alone, at the first
         async with http.get(first.base, headers={"Cookie": f"{other_name}={second.token}"}) as page:
             assert page.status == 403 and PAGE not in await page.text()
+
+
+@pytest.mark.slow
+async def test_class_mode_gives_each_learner_their_own_profile_and_one_tab(serve_ui, mini_course_dir, tmp_path):
+    """Issue 34 item 1: with a roster, the page asks who you are; each learner's tab runs with their own
+    profile, a learner cannot claim another's (the name is signed), and a second tab of one learner is refused."""
+    roster = tmp_path / "roster.txt"
+    roster.write_text("# the class\nana  ana-secret-1\nben  ben-secret-2\n")
+    server = serve_ui("--lessons", str(mini_course_dir), "--trust-lessons",
+                      serve_args=("--port", "0", "--roster", str(roster)))
+    own = {"Origin": server.base.rstrip("/")}
+    async with aiohttp.ClientSession() as http:
+        async with http.get(server.url, allow_redirects=False) as first:
+            token = first.cookies[next(iter(first.cookies))]
+        kept = f"{token.key}={token.value}"
+        async with http.get(server.base, headers={"Cookie": kept}) as page:  # the token alone: who are you?
+            assert page.status == 200 and "Who are you?" in await page.text()
+        assert await refused(http.ws_connect(f"{server.base}ws", headers={**own, "Cookie": kept})) == 403
+
+        async def sign_in(name: str, secret: str):
+            async with http.post(f"{server.base}login", data={"name": name, "secret": secret}, allow_redirects=False,
+                                 headers={**own, "Cookie": kept}) as answer:
+                return answer.status, answer.cookies, await answer.text()
+
+        status, _, text = await sign_in("ana", "ben-secret-2")  # another learner's secret
+        assert status == 403 and "not on the roster of this class" in text
+        server.wait_for_line("refused a sign-in as 'ana'")
+        status, cookies, _ = await sign_in("ana", "ana-secret-1")
+        assert status == 303
+        learner = cookies[next(k for k in cookies if k.endswith("-learner"))]
+        ana = {"Cookie": f"{kept}; {learner.key}={learner.value}"}
+        async with http.get(server.base, headers=ana) as page:
+            assert page.status == 200 and PAGE in await page.text()
+        tab = await http.ws_connect(f"{server.base}ws?width=100&height=30", headers={**own, **ana})
+        await screen_shows(tab, b"First steps")
+        server.wait_for_line(r"tab opened \(ana\)")
+        assert (tmp_path / "home" / "profiles" / "class-ana.sqlite").exists()
+        assert await refused(http.ws_connect(f"{server.base}ws", headers={**own, **ana})) == 409  # one writer
+
+        forged = {"Cookie": f"{kept}; {learner.key}=ben.{learner.value.rpartition('.')[2]}"}  # ana's signature
+        assert await refused(http.ws_connect(f"{server.base}ws", headers={**own, **forged})) == 403
+        assert not (tmp_path / "home" / "profiles" / "class-ben.sqlite").exists()
+        await tab.close()
+        server.wait_for_line(r"tab closed \(ana\)")

@@ -26,6 +26,7 @@ from urllib.parse import urlencode
 
 from tutor.safe_text import safe_line
 from tutor.web.access import TOKEN_ENV, TOKEN_HEADER, TOKEN_QUERY, Access, RefusalLog, new_token, token_problem
+from tutor.web.roster import NAME, LearnerCookie, Roster, RosterError, learner_profile, read_roster
 
 TEMPLATES = Path(__file__).parent / "templates"
 DEFAULT_MAX_SESSIONS = 4  # each is a tutor process, its sandbox zygote and runner: ~270 MiB PSS
@@ -48,6 +49,12 @@ class ServeOptions:
     max_sessions: int = DEFAULT_MAX_SESSIONS
     unix_socket: Path | None = None  # listen here instead of host:port (jupyter-server-proxy)
     idle_minutes: float = 60.0  # each tab's tutor ends after this long without input (0: never; tutor/app/idle.py)
+    roster: Path | None = None  # class mode: learners sign in by name and secret (``roster.py``)
+    learner_header: str = ""  # class mode behind an authenticating proxy: the header that names the learner
+
+    @property
+    def class_mode(self) -> bool:
+        return self.roster is not None or bool(self.learner_header)
 
 
 def is_loopback(host: str) -> bool:
@@ -59,9 +66,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def app_command(options: ServeOptions) -> str:
-    """The shell command textual-serve runs for each connection: this Python, this tutor, these lessons."""
-    argv = [sys.executable, "-m", "tutor", "--profile", options.profile]
+def app_command(options: ServeOptions, profile: str | None = None) -> str:
+    """The shell command textual-serve runs for each connection: this Python, this tutor, these lessons,
+    and the profile (a class's learner's own, else the server's)."""
+    argv = [sys.executable, "-m", "tutor", "--profile", profile or options.profile]
     if options.lessons is not None:
         argv += ["--lessons", str(Path(options.lessons).resolve())]
     if options.trust_lessons:
@@ -97,12 +105,17 @@ def _server_class():
         behind a path-prefixing proxy such as jupyter-server-proxy), its own start-up lines, the
         access checks before every route but the static files, and a cap on tutor processes."""
 
-        def __init__(self, command: str, options: ServeOptions, access: Access, out: TextIO) -> None:
+        def __init__(self, command: str, options: ServeOptions, access: Access, out: TextIO,
+                     roster: Roster | None = None) -> None:
             super().__init__(command, host=options.host, port=options.port, title="pytorch-tutor",
                              templates_path=TEMPLATES)
             self.options, self.access, self.out = options, access, out
             self.bound: tuple[str, int] | None = None
             self.sessions = 0  # tutor processes running now, one per open tab
+            # class mode (``roster.py``): who signed in, and whose tutor is running (one writer per profile)
+            self.roster, self.learner_cookie = roster, LearnerCookie(access.token)
+            self.learner_cookie_name = access.cookie_name + "-learner"
+            self.learners_open: set[str] = set()
             self.refusals = RefusalLog(self.say, lambda delay, callback: asyncio.get_running_loop().call_later(
                 delay, callback))
 
@@ -115,6 +128,8 @@ def _server_class():
         async def _make_app(self) -> web.Application:
             app = await super()._make_app()
             app.middlewares.append(self._guard)
+            if self.roster is not None:
+                app.router.add_post("/login", self.handle_login)
             return app
 
         @web.middleware
@@ -144,7 +159,42 @@ def _server_class():
                                     "server no longer works.")
             if from_query and request.path == "/" and request.method == "GET":
                 return self._keep_token(request)
+            if self.options.class_mode and request.path != "/login":
+                learner = self._learner(request)
+                if learner is None:
+                    if request.path == "/" and request.method == "GET" and self.roster is not None:
+                        return self._login_page(request, "")
+                    return self._refuse(request, 403, f"no learner signed in for {request.path!r}",
+                                        "Sign in first", "This tutor is run for a class: open its address and "
+                                        "sign in with the name and secret your instructor gave you.")
+                request["learner"] = learner
             return await handler(request)
+
+        def _learner(self, request: web.Request) -> str | None:
+            """The signed-in learner: named by the proxy's header, else by this server's signed cookie."""
+            if self.options.learner_header:
+                name = request.headers.get(self.options.learner_header, "")
+            else:
+                name = self.learner_cookie.read(request.cookies.get(self.learner_cookie_name)) or ""
+            if not NAME.fullmatch(name) or (self.roster is not None and name not in self.roster.secrets):
+                return None
+            return name
+
+        def _login_page(self, request: web.Request, error: str, status: int = 200):
+            return aiohttp_jinja2.render_template("login.html", request, {"error": error}, status=status)
+
+        async def handle_login(self, request: web.Request) -> web.StreamResponse:
+            form = await request.post()
+            name, secret = str(form.get("name", ""))[:40], str(form.get("secret", ""))[:200]
+            if self.roster is None or not self.roster.admits(name, secret):
+                self.refusals.refused(f"refused a sign-in as {safe_line(name, 40)!r}: not a name and secret "
+                                      "of the roster")
+                return self._login_page(request, "That name and secret are not on the roster of this class.", 403)
+            response = web.HTTPSeeOther(location="./")
+            response.set_cookie(self.learner_cookie_name, self.learner_cookie.make(name), httponly=True,
+                                samesite="Strict")
+            self.say(f"{name} signed in")
+            return response
 
         def _keep_token(self, request: web.Request) -> web.StreamResponse:
             """The token arrived in the address: keep it in a cookie the page's own requests carry
@@ -184,13 +234,49 @@ def _server_class():
         async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
             if self._at_cap():  # counted before the first await: two handshakes cannot both take the last place
                 return self._cap_page(request)
+            learner = request.get("learner")
+            if learner is not None and learner in self.learners_open:  # one writer per profile
+                return self._refuse(request, 409, f"{learner}'s tutor is already open in another tab",
+                                    "Your tutor is open in another tab",
+                                    "Your progress is kept by one tutor at a time: close the other tab (or "
+                                    "window) where you are signed in, then reload this page.")
             self.sessions += 1
-            self.say(f"tab opened: {self.sessions} of {self.options.max_sessions} tutor processes running")
+            if learner is not None:
+                self.learners_open.add(learner)
+            who = f" ({learner})" if learner is not None else ""
+            self.say(f"tab opened{who}: {self.sessions} of {self.options.max_sessions} tutor processes running")
             try:
-                return await super().handle_websocket(request)  # returns once the tutor process has ended
+                if learner is None:
+                    return await super().handle_websocket(request)  # returns once the tutor process has ended
+                return await self._tab(request, app_command(self.options, learner_profile(learner)))
             finally:
                 self.sessions -= 1
-                self.say(f"tab closed: {self.sessions} of {self.options.max_sessions} tutor processes running")
+                self.learners_open.discard(learner)
+                self.say(f"tab closed{who}: {self.sessions} of {self.options.max_sessions} tutor processes running")
+
+        async def _tab(self, request: web.Request, command: str) -> web.StreamResponse:
+            """textual-serve's websocket handler with this learner's own command (its profile), not the
+            server's one: the same steps as ``Server.handle_websocket``, which reads ``self.command``."""
+            from textual_serve.app_service import AppService
+            from textual_serve.server import to_int
+
+            websocket = web.WebSocketResponse(heartbeat=15)
+            width = to_int(request.query.get("width", "80"), 80)
+            height = to_int(request.query.get("height", "24"), 24)
+            app_service = None
+            try:
+                await websocket.prepare(request)
+                app_service = AppService(command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
+                                         close=websocket.close, download_manager=self.download_manager,
+                                         debug=self.debug)
+                await app_service.start(width, height)
+                await self._process_messages(websocket, app_service)
+            except asyncio.CancelledError:
+                await websocket.close()
+            finally:
+                if app_service is not None:
+                    await app_service.stop()
+            return websocket
 
         async def run(self, stop: asyncio.Event) -> None:
             runner = web.AppRunner(await self._make_app(), handle_signals=False, access_log=None)
@@ -254,7 +340,26 @@ def serve(options: ServeOptions, out: TextIO = sys.stdout, err: TextIO = sys.std
               "that serves it over TLS.", file=err)
     print(f"Each browser tab gets its own tutor process with its own sandbox, at most {options.max_sessions} at "
           "once (--max-sessions); closing the tab ends it.", file=out)
-    server = _server_class()(app_command(options), options, access, out)
+    roster = None
+    if options.roster is not None:
+        try:
+            roster = read_roster(options.roster)
+        except RosterError as exc:
+            raise ServeError(str(exc)) from None
+    if options.learner_header and (not options.learner_header.replace("-", "").isalnum()
+                                   or options.learner_header.lower() in ("host", "origin", "cookie")):
+        raise ServeError(f"--learner-header {options.learner_header!r}: give the name of the header your proxy "
+                         "sets (X-Remote-User, say)")
+    if roster is not None:
+        print(f"Class mode: {len(roster.secrets)} learners on the roster sign in by name and secret; each tab runs "
+              "with its learner's own profile (class-NAME), one tab per learner.", file=out)
+    elif options.learner_header:
+        print(f"Class mode: the proxy names each learner in the {options.learner_header} header (and must send the "
+              "token); each tab runs with its learner's own profile (class-NAME), one tab per learner.", file=out)
+    else:
+        print(f"Single-user mode: every tab runs as the profile {options.profile!r}, with its answers and files. "
+              "For a class, give each learner their own with --roster FILE (or --learner-header).", file=out)
+    server = _server_class()(app_command(options), options, access, out, roster)
     return asyncio.run(_serve_until_signalled(server))
 
 
