@@ -99,6 +99,9 @@ def compile_cache_dir(course_root: Path) -> Path:
     return data_dir() / "compile-cache" / key
 
 
+CLASS_PROFILE_PREFIX = "class-"  # serve-ui's class mode keeps learner NAME's progress in the profile class-NAME
+
+
 def valid_profile_name(name: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name))
 

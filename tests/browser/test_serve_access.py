@@ -276,3 +276,12 @@ async def test_class_mode_gives_each_learner_their_own_profile_and_one_tab(serve
         assert not (tmp_path / "home" / "profiles" / "class-ben.sqlite").exists()
         await tab.close()
         server.wait_for_line(r"tab closed \(ana\)")
+
+        # the instructor's live view: its own key, which learners (who hold the token) do not have
+        live = server.wait_for_line(r"The class now \(for you only, not the learners\): (http://\S+)").group(1)
+        async with http.get(live.split("&key=")[0], headers=ana) as page:
+            assert page.status == 403 and "ana" not in await page.text()
+        async with http.get(live) as page:
+            text = await page.text()
+            assert page.status == 200 and "<td>ana</td>" in text and "not started" in text, text
+            assert "http-equiv=refresh" in text and "<td>ben</td>" not in text  # ben never opened a tab

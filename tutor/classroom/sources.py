@@ -11,7 +11,8 @@ code is not trusted, and every attempt row is validated by the same reader as ``
 A file that fails is left out with the reason; nothing is written anywhere.
 
 The learner's name: the one an export carries (``profile export --name``); for a profile, its
-file name unless that is ``default``, then the account that owns the file (a hub's learner).
+file name (less serve-ui's ``class-``) unless that is ``default``, then the account that owns the
+file (a hub's learner).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
+from tutor.locations import CLASS_PROFILE_PREFIX
 from tutor.progress.store import Attempt
 from tutor.progress.transfer import MAX_ATTEMPTS, MAX_IMPORT_BYTES, export_learner, read_attempt, read_export
 
@@ -48,6 +50,8 @@ def learner_name(path: Path) -> str:
     """The name a report shows for ``path`` before it is made one printable line ("" for none)."""
     if not is_profile(path):
         return export_learner(path)
+    if path.stem.startswith(CLASS_PROFILE_PREFIX):  # serve-ui's class mode: the learner's own name
+        return path.stem[len(CLASS_PROFILE_PREFIX):]
     if path.stem != "default":
         return path.stem
     try:

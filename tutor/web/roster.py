@@ -18,10 +18,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tutor.locations import CLASS_PROFILE_PREFIX as PROFILE_PREFIX
+
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 MIN_SECRET = 8
 MAX_ROSTER = 1000
-PROFILE_PREFIX = "class-"
 
 
 class RosterError(ValueError):

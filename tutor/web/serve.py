@@ -14,6 +14,7 @@ and runs at most ``--max-sessions`` tutor processes at once.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import ipaddress
 import os
 import shlex
@@ -26,7 +27,9 @@ from urllib.parse import urlencode
 
 from tutor.safe_text import safe_line
 from tutor.web.access import TOKEN_ENV, TOKEN_HEADER, TOKEN_QUERY, Access, RefusalLog, new_token, token_problem
-from tutor.web.roster import NAME, LearnerCookie, Roster, RosterError, learner_profile, read_roster
+from tutor.locations import data_dir
+from tutor.web.roster import (NAME, PROFILE_PREFIX, LearnerCookie, Roster, RosterError, learner_profile,
+                              read_roster)
 
 TEMPLATES = Path(__file__).parent / "templates"
 DEFAULT_MAX_SESSIONS = 4  # each is a tutor process, its sandbox zygote and runner: ~270 MiB PSS
@@ -116,6 +119,7 @@ def _server_class():
             self.roster, self.learner_cookie = roster, LearnerCookie(access.token)
             self.learner_cookie_name = access.cookie_name + "-learner"
             self.learners_open: set[str] = set()
+            self.instructor_key = new_token() if options.class_mode else ""  # the live view's own secret
             self.refusals = RefusalLog(self.say, lambda delay, callback: asyncio.get_running_loop().call_later(
                 delay, callback))
 
@@ -130,6 +134,8 @@ def _server_class():
             app.middlewares.append(self._guard)
             if self.roster is not None:
                 app.router.add_post("/login", self.handle_login)
+            if self.options.class_mode:
+                app.router.add_get("/class", self.handle_class)
             return app
 
         @web.middleware
@@ -159,7 +165,7 @@ def _server_class():
                                     "server no longer works.")
             if from_query and request.path == "/" and request.method == "GET":
                 return self._keep_token(request)
-            if self.options.class_mode and request.path != "/login":
+            if self.options.class_mode and request.path not in ("/login", "/class"):
                 learner = self._learner(request)
                 if learner is None:
                     if request.path == "/" and request.method == "GET" and self.roster is not None:
@@ -179,6 +185,30 @@ def _server_class():
             if not NAME.fullmatch(name) or (self.roster is not None and name not in self.roster.secrets):
                 return None
             return name
+
+        async def handle_class(self, request: web.Request) -> web.StreamResponse:
+            """The instructor's live view of the class (``tutor/classroom/live.py``): its own key, which only
+            the instructor's terminal showed (learners hold the server's token too)."""
+            if not hmac.compare_digest(request.query.get("key", ""), self.instructor_key):
+                return self._refuse(request, 403, "the live view without the instructor's key",
+                                    "This page is the instructor's", "Open the address serve-ui printed for the "
+                                    "live view of the class: it carries the instructor's key.")
+            from tutor.classroom.live import class_now
+            from tutor.classroom.page import live_page
+
+            profiles = sorted((data_dir() / "profiles").glob(f"{PROFILE_PREFIX}*.sqlite"))
+            now = await asyncio.to_thread(class_now, self.course, profiles)
+            return web.Response(text=live_page(now, self.course.title), content_type="text/html")
+
+        @property
+        def course(self):
+            if getattr(self, "_course", None) is None:
+                from tutor.course.loader import load_course
+                from tutor.locations import builtin_course_dir
+
+                root = self.options.lessons or builtin_course_dir()
+                self._course = load_course(root, "" if self.options.lessons is None else str(root))
+            return self._course
 
         def _login_page(self, request: web.Request, error: str, status: int = 200):
             return aiohttp_jinja2.render_template("login.html", request, {"error": error}, status=status)
@@ -292,6 +322,9 @@ def _server_class():
                     self.public_url = f"http://{_url_host(self.host)}:{port}"
                     self.say(f"Serving pytorch-tutor on {self.public_url}/?{TOKEN_QUERY}={self.access.token} "
                              "(ctrl+c stops it)")
+                    if self.instructor_key:
+                        self.say(f"The class now (for you only, not the learners): {self.public_url}/class?"
+                                 f"{TOKEN_QUERY}={self.access.token}&key={self.instructor_key}")
                     self.say("Open that address: the token in it is this server's secret; a page without it, or "
                              "from another site or another Host name, starts no tutor.")
                 await stop.wait()
