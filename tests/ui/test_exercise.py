@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from textual.widgets import TextArea
@@ -29,7 +30,6 @@ async def test_exercise_save_verify_watch_and_reset(make_app, mini_course_dir, t
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, ExerciseScreen)
-        assert "Given before your file runs (yours to use): torch." in text_of(screen.query_one("#brief"))
         path = screen.path
         assert path.is_relative_to(tutor_home) and path.exists()
         assert "raise NotImplementedError" in path.read_text()
@@ -98,3 +98,16 @@ async def test_a_lab_file_that_became_unreadable_runs_nothing_and_the_status_say
         assert "First failing check:" in text_of(screen.query_one("#result"))  # the last result stands
         assert len(app.session.store.attempts()) == attempts
         assert screen.path.read_bytes().endswith(b"caf\xe9\n")  # the learner's bytes are untouched
+
+
+async def test_a_lab_shows_its_rules_and_what_its_setup_gives_under_the_prompt(make_app):
+    """Issue 33 item 6: the learner reads a lab's rules before breaking one, and the names its setup gives them
+    (those the reference uses: the tests' `spec` is not listed)."""
+    pack = Path(__file__).resolve().parents[1] / "packs" / "numpy100-torch" / "numpy100_torch"
+    app = make_app(pack, watch=True)  # an author's preview: every module open
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_item("01", "moving-average")
+        await pilot.pause()
+        brief = text_of(app.screen.query_one("#brief"))
+        assert "Rules for your file" in brief and "no for or while loops" in brief.replace("`", "")
+        assert "spec" not in brief and "WINDOWS" not in brief  # the property test's machinery is not the learner's

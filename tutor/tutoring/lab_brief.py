@@ -2,9 +2,9 @@
 
 A lab's `rules:` are checked on the learner's source (the test ``source-rules``); a learner who
 only meets them as a failing test learns the rule by breaking it. Its setup runs before their
-file, so the names it binds (helpers, data, imports) are theirs to use: they are listed by
-signature, never by body (a lab's setup may hold the tests' own reference, which would give the
-lab away). Both front ends show these lines (plain mode, the app's lab screen).
+file, so the names it binds (helpers, data, imports) are theirs to use: those the reference
+solution itself uses are listed, by signature, never by body (the rest of a setup is the tests'
+machinery, a property test's `spec` or a reference model, which would give the lab away). Both front ends show these lines (plain mode, the app's lab screen).
 """
 
 from __future__ import annotations
@@ -51,7 +51,11 @@ def rule_lines(rules: SourceRules | None) -> list[str]:
 
 
 def given_names(drill: Drill) -> list[str]:
-    """What the lab's setup (the module's, then its own) binds for the learner's file, by signature."""
+    """What the lab's setup (the module's, then its own) binds that its reference solution uses, by signature.
+
+    Only what the solution uses: the rest of a setup is the tests' machinery (a property test's
+    `spec`, a reference model), which is not the learner's to call (and, listed, would invite it)."""
+    used = _names_read(drill.solution) if drill.solution else None
     names: list[str] = []
     for source in (drill.module_setup, drill.setup):
         try:
@@ -59,9 +63,17 @@ def given_names(drill: Drill) -> list[str]:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for node in tree.body:
-            names.extend(_given(node))
+            names.extend(n for n in _given(node) if used is None or n.split("(")[0].removeprefix("class ") in used)
     unique = list(dict.fromkeys(n for n in names if not n.startswith("_")))
     return unique[:MAX_GIVEN] + ([f"and {len(unique) - MAX_GIVEN} more"] if len(unique) > MAX_GIVEN else [])
+
+
+def _names_read(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
 
 
 def _given(node: ast.stmt) -> list[str]:
