@@ -373,7 +373,7 @@ class PlainTutor(PlainReading):
     def exercise(self, module: Module, drill: Drill) -> None:
         path = ensure_starter(self.workspace, module.id, drill)
         for line in brief_lines(drill):
-            self.say(inert(line))
+            self.say(markdown_to_plain(inert(line)))
         self.say(f"Your file: {path}")
         clock = time.monotonic()
         while True:
