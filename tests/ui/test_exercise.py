@@ -110,4 +110,6 @@ async def test_a_lab_shows_its_rules_and_what_its_setup_gives_under_the_prompt(m
         await pilot.pause()
         brief = text_of(app.screen.query_one("#brief"))
         assert "Rules for your file" in brief and "no for or while loops" in brief.replace("`", "")
-        assert "spec" not in brief and "WINDOWS" not in brief  # the property test's machinery is not the learner's
+        # the property test's machinery is not offered as the learner's (the rules forbid `spec` by name)
+        assert "Given before" not in brief and "spec(" not in brief and "WINDOWS" not in brief
+        assert "it may not use `spec`" in brief

@@ -166,7 +166,11 @@ def test_a_default_profile_is_named_by_the_account_that_owns_it(mini_course, tmp
     store.record(prediction("transpose-strides", "(1, 3)", True))
     store.close()
     report = build(mini_course, [home / "default.sqlite"])
-    assert report.learners[0].name == pwd.getpwuid(os.getuid()).pw_name
+    try:
+        owner = pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:  # an account without a passwd entry (CI's fresh uid): then the file's name
+        owner = "default"
+    assert report.learners[0].name == owner
 
 
 @pytest.mark.parametrize("rows, reason", [

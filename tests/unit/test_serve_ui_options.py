@@ -62,7 +62,7 @@ def test_a_bad_course_is_refused_before_serving(tmp_path, capsys):
 
 
 class _NoServer:
-    def __init__(self, command, options, access, out):
+    def __init__(self, command, options, access, out, roster=None):
         self.host, self.port, self.options = options.host, options.port, options
 
     async def run(self, stop):
