@@ -23,10 +23,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from tutor.classroom.report import drill_title, learner_names, misconception_of
-from tutor.classroom.sources import read_attempts
+from tutor.classroom.sources import read_learners
 from tutor.course.loader import Course
 from tutor.progress.store import Attempt, AttemptKind
-from tutor.safe_text import safe_line
 
 WRONG_RUNS = 3
 STUCK_MINUTES = 10.0
@@ -101,14 +100,10 @@ def learner_now(name: str, attempts: list[Attempt], course: Course, now: datetim
 def class_now(course: Course, paths: list[Path], now: datetime | None = None) -> ClassNow:
     """The class at ``now`` (default: this moment) from each learner's profile (or export)."""
     now = now or datetime.now(timezone.utc)
-    learners, refused = [], []
+    learners = []
     revealed: dict[str, set[str]] = defaultdict(set)
-    for path, name in zip(paths, learner_names(paths)):
-        try:
-            attempts = read_attempts(path)
-        except ValueError as exc:
-            refused.append(safe_line(str(exc), 300))
-            continue
+    read, refused = read_learners(paths, learner_names(paths))
+    for name, attempts in read:
         attempts = [a for a in attempts if a.course in ("", course.id) and course.slot(a.module) is not None]
         learners.append(learner_now(name, attempts, course, now))
         for a in attempts:

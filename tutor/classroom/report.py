@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tutor.classroom.sources import learner_name, read_attempts
+from tutor.classroom.sources import learner_name, read_learners
 from tutor.course.loader import Course
 from tutor.judge import AnswerError, matching_misconception, parse_answer
 from tutor.progress.store import Attempt
@@ -113,13 +113,9 @@ def build(course: Course, paths: list[Path]) -> ClassReport:
     modules = {slot.id: ModuleRow(slot.id, slot.title) for slot in course.slots if slot.module is not None}
     missed: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     revealed: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    learners, refused = [], []
-    for path, name in zip(paths, learner_names(paths)):
-        try:
-            attempts = read_attempts(path)
-        except ValueError as exc:
-            refused.append(safe_line(str(exc), 300))
-            continue
+    learners = []
+    read, refused = read_learners(paths, learner_names(paths))
+    for name, attempts in read:
         # another course's history (a profile holds several) is not this one's
         attempts = [a for a in attempts if a.module in modules and a.course in ("", course.id)]
         renames = course.renames()  # an export made before a drill was renamed counts under its new id

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from tutor.locations import CLASS_PROFILE_PREFIX
 from tutor.progress.store import Attempt
+from tutor.safe_text import safe_line
 from tutor.progress.transfer import MAX_ATTEMPTS, MAX_IMPORT_BYTES, export_learner, read_attempt, read_export
 
 PROFILE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -115,3 +116,14 @@ def _read_bytes(path: Path, limit: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def read_learners(paths: list[Path], names: list[str]) -> tuple[list[tuple[str, list[Attempt]]], list[str]]:
+    """Each readable learner as (name, attempts), and one line per file left out, with the reason."""
+    read, refused = [], []
+    for path, name in zip(paths, names):
+        try:
+            read.append((name, read_attempts(path)))
+        except ValueError as exc:
+            refused.append(safe_line(str(exc), 300))
+    return read, refused

@@ -42,10 +42,7 @@ def bound_names(source: str, imports: bool = True) -> frozenset[str]:
 def learners_own(source: str) -> frozenset[str]:
     """What only the learner's process can use: the module-level functions and classes ``source``
     defines, and the names it binds to an object of one of those classes (``net = Net()``)."""
-    try:
-        tree = ast.parse(source) if source.strip() else None
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = None
+    tree = _parsed(source)
     if tree is None:
         return frozenset()
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -72,13 +69,18 @@ def calls_learner_code(request: RunRequest) -> bool:
 
 def _names_read(source: str) -> frozenset[str]:
     """The names ``source`` reads (not those inside its strings, such as a message's ``band()``)."""
-    try:
-        tree = ast.parse(source) if source.strip() else None
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = None
+    tree = _parsed(source)
     if tree is None:
         return frozenset()
     return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+
+
+def _parsed(source: str) -> ast.Module | None:
+    """``source``'s syntax tree (None when it is empty or does not compile: it then names nothing)."""
+    try:
+        return ast.parse(source) if source.strip() else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def bound_by_any(*sources: str) -> frozenset[str]:
