@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 SHIPPED_CONFIG = REPO / "deploy" / "jupyterhub" / "jupyterhub_config.py"
 MINI_COURSE = REPO / "tests" / "fixtures" / "mini_course"
 PASSWORD = "a-class-join-code"
+ADMIN_PASSWORD = "the-instructors-own-password-of-32+-characters"  # SharedPasswordAuthenticator wants 32
 # Terminal control sequences between the characters Textual draws (colours, cursor moves).
 CONTROL = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[\]P^_][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78]")
 
@@ -138,7 +139,9 @@ def write_config(folder: Path) -> tuple[Path, str]:
     settings = {
         "JupyterHub.authenticator_class": "jupyterhub.authenticators.shared.SharedPasswordAuthenticator",
         "SharedPasswordAuthenticator.user_password": PASSWORD,
-        "Authenticator.allowed_users": {"ana", "ben"},
+        "SharedPasswordAuthenticator.admin_password": ADMIN_PASSWORD,
+        "Authenticator.allowed_users": {"ana", "ben", "teacher"},
+        "Authenticator.admin_users": {"teacher"},
         "JupyterHub.spawner_class": "jupyterhub.spawner.SimpleLocalProcessSpawner",
         "SimpleLocalProcessSpawner.home_dir_template": str(homes / "{username}"),
         "Spawner.environment": {"JUPYTER_CONFIG_DIR": str(server_config)},
@@ -156,6 +159,12 @@ def write_config(folder: Path) -> tuple[Path, str]:
         settings["Spawner.args"] = ["--allow-root"]
     lines = [f"load_subconfig({str(SHIPPED_CONFIG)!r})"]
     lines += [f"c.{key} = {value!r}" for key, value in settings.items()]
+    # the instructor's page reads these homes (not /home) for this course, on a port free here
+    view = [sys.executable, "-m", "tutor", "--lessons", str(MINI_COURSE), "class", "hub-service",
+            str(homes / "*" / ".local" / "share" / "pytorch-tutor" / "profiles" / "default.sqlite")]
+    lines += ["for service in c.JupyterHub.services:",
+              "    if service['name'] == 'class-now':",
+              f"        service.update(url='http://127.0.0.1:{free_port()}', command={view!r})"]
     config = folder / "hub_config.py"
     config.write_text("\n".join(lines) + "\n")
     return config, f"http://127.0.0.1:{port}"
@@ -164,18 +173,21 @@ def write_config(folder: Path) -> tuple[Path, str]:
 class Learner:
     """One browser: its own cookies, logged in to the hub, then on its own tutor's websocket."""
 
-    def __init__(self, base: str, name: str) -> None:
-        self.base, self.name = base, name
+    def __init__(self, base: str, name: str, password: str = PASSWORD) -> None:
+        self.base, self.name, self.password = base, name, password
         self.http = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
         self.ws: aiohttp.ClientWebSocketResponse | None = None
         self.seen = bytearray()
 
-    async def log_in_and_open_the_tutor(self) -> str:
+    async def log_in(self) -> None:
         async with self.http.get(f"{self.base}/hub/login") as page:
             xsrf = re.search(r'name="_xsrf" value="([^"]+)"', await page.text()).group(1)
-        form = {"username": self.name, "password": PASSWORD, "_xsrf": xsrf}
+        form = {"username": self.name, "password": self.password, "_xsrf": xsrf}
         async with self.http.post(f"{self.base}/hub/login", data=form, allow_redirects=False) as answer:
             assert answer.status == 302, f"{self.name} was not let in: {answer.status}"
+
+    async def log_in_and_open_the_tutor(self) -> str:
+        await self.log_in()
         async with self.http.get(f"{self.base}/hub/spawn") as page:  # what the browser goes to after login
             text = await page.text()
         progress = re.search(r'EventSource\("([^"]+)"\)', text)
@@ -238,7 +250,7 @@ async def test_two_learners_each_get_their_own_tutor_through_a_real_hub(hub, tmp
     server, base = hub
     # the shipped idle culler runs as a hub service, with the hub's own interpreter, and is let in
     server.wait_for_line(r"200 GET /hub/api/users.*\(idle-culler@")
-    ana, ben = Learner(base, "ana"), Learner(base, "ben")
+    ana, ben, teacher = Learner(base, "ana"), Learner(base, "ben"), Learner(base, "teacher", ADMIN_PASSWORD)
     try:
         pages = await asyncio.gather(ana.log_in_and_open_the_tutor(), ben.log_in_and_open_the_tutor())
         assert all("textual.js" in page for page in pages)  # the tutor's page, through hub, proxy and socket
@@ -258,9 +270,20 @@ async def test_two_learners_each_get_their_own_tutor_through_a_real_hub(hub, tmp
         await ana.screen_shows(b"(1,3)")
         await ana.keys("\r")
         await ana.screen_shows(b"Verified")
+
+        # the instructor's live page, behind the hub's login: ana at her drill, ben not started;
+        # a learner who knows its address gets the hub's 403
+        await teacher.log_in()
+        async with teacher.http.get(f"{base}/services/class-now/") as page:
+            text = await page.text()
+            assert page.status == 200 and "<td>ana</td>" in text and "<td>ben</td>" in text, text
+            assert "<td>ana</td><td>01 What a transpose does to strides</td>" in text, text
+            assert "solved it" in text and "not started" in text, text
+        async with ana.http.get(f"{base}/services/class-now/") as page:
+            assert page.status == 403 and "<td>ben</td>" not in await page.text()
     finally:
-        await ana.close()
-        await ben.close()
+        for browser in (ana, ben, teacher):
+            await browser.close()
     server.wait_for_line(r"tab closed", times=2)  # each tutor saved what it held as its tab went
 
     # every learner's profile in their own home, kept private, written only by their own tutor
