@@ -141,6 +141,11 @@ def _parser() -> argparse.ArgumentParser:
                         "every refresh")
     q.add_argument("--every", type=float, default=5.0, metavar="S", help="seconds between refreshes (default 5)")
     q.add_argument("--once", action="store_true", help="print the table once and stop")
+    q = cls.add_parser("hub-service", help="the live view as a page, run by JupyterHub as a service that only the "
+                                           "hub's instructors may open (deploy/jupyterhub)")
+    q.add_argument("patterns", nargs="+", metavar="PATTERN",
+                   help="learners' profiles, as shell patterns expanded at every load, e.g. "
+                        "'/home/*/.local/share/pytorch-tutor/profiles/default.sqlite'")
 
     p = sub.add_parser("serve-ui", help="serve the tutor to browsers (one tutor process and sandbox per tab); "
                                         "single-user unless --roster or --learner-header makes it a class's")
@@ -335,8 +340,10 @@ def _run(argv: list[str] | None) -> int:
 
             return profile_commands.main(args, sys.stdout)
         if args.command == "class":
-            from tutor.classroom import class_watch
+            from tutor.classroom import class_hub_service, class_watch
 
+            if args.what == "hub-service":
+                return class_hub_service(args.patterns, args.lessons)
             return class_watch(args.paths, args.lessons, args.every, args.once)
         if args.command == "class-report":
             from tutor.classroom import class_report

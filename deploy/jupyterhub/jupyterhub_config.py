@@ -49,3 +49,16 @@ c.JupyterHub.load_roles = [{
     "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
     "services": ["idle-culler"],
 }]
+
+# The class now, for the instructor (who is stuck, at which drill, the misconceptions of the last
+# hour), as a page at /services/class-now/ behind the hub's own login: the admin_users above may
+# open it, a learner gets the hub's 403. It runs as the hub's user (root here) and reads each
+# learner's profile read-only, as class-report does, again at each load (tutor/classroom/hub_service.py).
+# For another course, add "--lessons", DIR (or "--course", ID) before "class".
+c.JupyterHub.services.append({
+    "name": "class-now",
+    "url": "http://127.0.0.1:10101",
+    "command": [sys.executable, "-m", "tutor", "class", "hub-service",
+                "/home/*/.local/share/pytorch-tutor/profiles/default.sqlite"],
+    "oauth_no_confirm": True,
+})

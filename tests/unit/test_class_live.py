@@ -96,3 +96,25 @@ def test_class_watch_searches_a_directory_and_prints_once(mini_course_dir, class
     empty.mkdir()
     assert class_watch([empty], mini_course_dir, once=True, out=io.StringIO(), err=err) == 2
     assert "no profile could be read" in err.getvalue()
+
+
+def test_the_hub_service_outside_a_hub_says_what_it_is_for(mini_course_dir, monkeypatch, capsys):
+    """`class hub-service` is started by JupyterHub, which gives it its address and token; by hand it explains."""
+    from tutor.cli import main
+
+    for name in ("JUPYTERHUB_SERVICE_URL", "JUPYTERHUB_SERVICE_PREFIX", "JUPYTERHUB_API_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["--lessons", str(mini_course_dir), "class", "hub-service", "/nowhere/*.sqlite"]) == 2
+    said = capsys.readouterr().err
+    assert "runs as a JupyterHub service" in said and "class watch" in said and "Traceback" not in said
+
+
+def test_the_hub_service_reads_what_its_patterns_name_at_each_load(tmp_path):
+    from tutor.classroom.hub_service import expand
+
+    pattern = str(tmp_path / "*" / "profiles" / "default.sqlite")
+    assert expand([pattern]) == []
+    for name in ("ben", "ana"):
+        (tmp_path / name / "profiles").mkdir(parents=True)
+        (tmp_path / name / "profiles" / "default.sqlite").write_bytes(b"")
+    assert [p.parts[-3] for p in expand([pattern])] == ["ana", "ben"]  # a learner who came later is there

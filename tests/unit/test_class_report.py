@@ -173,6 +173,22 @@ def test_a_default_profile_is_named_by_the_account_that_owns_it(mini_course, tmp
     assert report.learners[0].name == owner
 
 
+def test_default_profiles_in_learners_homes_are_named_by_the_home(mini_course, tmp_path):
+    """On a hub whose servers all run as one account (DockerSpawner's jovyan), the owner names nobody apart."""
+    files = []
+    for name in ("ana", "ben"):
+        home = tmp_path / "homes" / name / ".local" / "share" / "pytorch-tutor" / "profiles"
+        home.mkdir(parents=True)
+        store = ProfileStore.open(home / "default.sqlite")
+        store.use_course("mini-course")
+        store.record(prediction("transpose-strides", "(1, 3)", name == "ana"))
+        store.close()
+        files.append(home / "default.sqlite")
+    report = build(mini_course, files)
+    assert [r.name for r in report.learners] == ["ana", "ben"]
+    assert [r.drills_done for r in report.learners] == [1, 0]
+
+
 @pytest.mark.parametrize("rows, reason", [
     ("INSERT INTO attempts (at, module, item, kind, answers, observed, verdict, correct) "
      "VALUES ('t', '01', 'x', 'prediction', 'not json', '{}', '{}', 1)", "alice.sqlite"),

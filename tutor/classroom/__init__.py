@@ -1,4 +1,4 @@
-"""For instructors: ``class-report`` (how the class did) and ``class watch`` (who is stuck now), over learners' profiles."""
+"""For instructors: ``class-report`` (how the class did) and ``class watch`` / ``class hub-service`` (who is stuck now), over learners' profiles."""
 
 from __future__ import annotations
 
@@ -34,6 +34,16 @@ def class_watch(paths: list[Path], course_root: Path | None, every: float = 5.0,
     if status == 2:
         print("pytorch-tutor: no profile could be read from the paths given", file=err)
     return status
+
+
+def class_hub_service(patterns: list[str], course_root: Path | None, err: TextIO | None = None) -> int:
+    """The live view as a JupyterHub service (``hub_service.py``) until the hub stops it."""
+    from tutor.classroom.hub_service import serve_hub_service
+
+    course = _course(course_root, err or sys.stderr)
+    if course is None:
+        return 2
+    return serve_hub_service(course, patterns)
 
 
 def class_report(paths: list[Path], course_root: Path | None, html_path: Path | None,

@@ -11,8 +11,11 @@ code is not trusted, and every attempt row is validated by the same reader as ``
 A file that fails is left out with the reason; nothing is written anywhere.
 
 The learner's name: the one an export carries (``profile export --name``); for a profile, its
-file name (less serve-ui's ``class-``) unless that is ``default``, then the account that owns the
-file (a hub's learner).
+file name (less serve-ui's ``class-``) unless that is ``default``; then the home it lies in
+(``HOME/.local/share/pytorch-tutor/profiles/default.sqlite``: a hub's learner, whose home the
+instructor named on the command line) or else the account that owns the file. The home comes first
+because many hubs run every learner's server as one account (DockerSpawner's and KubeSpawner's
+``jovyan``, SimpleLocalProcessSpawner's hub user): the owner then names nobody apart.
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from tutor.locations import CLASS_PROFILE_PREFIX
+from tutor.locations import APP_NAME, CLASS_PROFILE_PREFIX
 from tutor.progress.store import Attempt
 from tutor.safe_text import safe_line
 from tutor.progress.transfer import MAX_ATTEMPTS, MAX_IMPORT_BYTES, export_learner, read_attempt, read_export
 
 PROFILE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+DEFAULT_PROFILE_DIR = (".local", "share", APP_NAME, "profiles")  # under a learner's home
 MAX_PROFILE_BYTES = MAX_IMPORT_BYTES * 4  # a profile keeps cards and drafts beside the attempts
 _COLUMNS = ("course", "at", "module", "item", "kind", "answers", "observed", "verdict", "correct", "seconds",
             "confidence")
@@ -55,6 +59,8 @@ def learner_name(path: Path) -> str:
         return path.stem[len(CLASS_PROFILE_PREFIX):]
     if path.stem != "default":
         return path.stem
+    if path.parent.parts[-4:] == DEFAULT_PROFILE_DIR and len(path.parent.parts) > 4:
+        return path.parent.parts[-5]
     try:
         return pwd.getpwuid(path.stat().st_uid).pw_name
     except (KeyError, OSError):
