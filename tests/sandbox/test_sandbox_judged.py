@@ -161,3 +161,19 @@ def test_a_constant_crosses_when_the_drills_own_code_rebinds_it(sb):
     assert run_sync(request, sb).observation.check == "failed"  # only the learner's code rebinds it
     obs = run_sync(replace(request, declares=("LIMIT",)), sb).observation  # the drill's own code does
     assert obs.check == "passed", obs.check_message
+
+
+def test_a_learners_function_named_like_a_checks_helper_does_not_grade_itself(sb):
+    """Setup's helpers are the judge's: a learner's file that defines one of their names (by chance or to
+    pass) changes nothing; a drill whose own code redefines a setup function does get the learner's."""
+    setup = SETUP + "def verdict(v):\n    return bool(torch.allclose(v, x * 2))\n"
+    check = "assert verdict(y), f'y = {y.tolist()}'\n"
+    cheat = "def verdict(v):\n    return True\n\ny = x + 2\n"
+    obs = judged(sb, cheat, check=check, setup=setup).observation
+    assert obs.check == "failed" and "y = [3.0, 4.0, 5.0]" in obs.check_message, (obs.check, obs.check_message)
+    assert judged(sb, "y = x * 2\n", check=check, setup=setup).observation.check == "passed"
+    # the drill's own code defines `verdict` (a repair of setup's function): the learner's is the one judged
+    repair = RunRequest(code="def verdict(v):\n    return v.sum().item() == 12.0\n\ny = x * 2\n", setup=setup,
+                        check=check, judged=True, declares=("verdict", "y"))
+    obs = run_sync(repair, sb).observation
+    assert obs.check == "passed", obs.check_message

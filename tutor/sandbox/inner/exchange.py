@@ -253,7 +253,9 @@ def apply(namespace: dict, raw: str, torch, binds=(), rebinds=(), hooks=None) ->
 
     * a setup constant (UPPER_CASE, not a tensor or a model) stays the judge's own, unless the
       drill's own code rebinds it;
-    * a function, class or module setup bound stays the judge's own, unless the code rebinds it;
+    * a function, class or module setup bound stays the judge's own, unless the drill's own code
+      rebinds it (``rebinds``: a repair whose code redefines setup's ``step``); the learner's code
+      defining the same name is not enough, or a lab's grading helper could be replaced by one;
     * any other value setup bound (a tensor, a model, a list) is the learner's, as exported: the
       code may have changed it in place; one the export leaves out, or claims untouched, cannot be
       judged (the judge's fresh copy would pass for the learner's);
@@ -277,8 +279,10 @@ def apply(namespace: dict, raw: str, torch, binds=(), rebinds=(), hooks=None) ->
         if _is_constant(name, value, torch) and name not in rebinds:
             continue  # the check's constants (its test cases): the learner's process cannot change them
         code = _is_code(value)
-        if code and name not in binds:
-            continue  # the judge's own helper: nothing the learner's code bound replaces it
+        if code and name not in rebinds:
+            # the judge's own helper: only the drill's own sources may rebind it, never the learner's code
+            # alone (a learner's `def check_models(...)` of the same name would otherwise grade itself)
+            continue
         enc = sent.get(name)
         if isinstance(enc, dict) and enc.get("k") == "from_setup":
             if code or _is_constant(name, value, torch):
