@@ -124,8 +124,9 @@ class Hub:
                 self.process.wait()
 
 
-def write_config(folder: Path) -> tuple[Path, str]:
-    """The shipped config, and on top of it only what this machine needs; returns (path, the hub's address)."""
+def write_config(folder: Path, learners: tuple[str, ...] | list[str] = ("ana", "ben")) -> tuple[Path, str]:
+    """The shipped config, and on top of it only what this machine needs; returns (path, the hub's address).
+    (``benchmarks/bench_hub.py`` starts its hubs here too, with more learners.)"""
     homes, server_config = folder / "homes", folder / "learner-jupyter-config"
     server_config.mkdir()
     # the guide's "Another course": a learner's Jupyter server serves another course through setup_tutor()
@@ -140,7 +141,7 @@ def write_config(folder: Path) -> tuple[Path, str]:
         "JupyterHub.authenticator_class": "jupyterhub.authenticators.shared.SharedPasswordAuthenticator",
         "SharedPasswordAuthenticator.user_password": PASSWORD,
         "SharedPasswordAuthenticator.admin_password": ADMIN_PASSWORD,
-        "Authenticator.allowed_users": {"ana", "ben", "teacher"},
+        "Authenticator.allowed_users": {*learners, "teacher"},
         "Authenticator.admin_users": {"teacher"},
         "JupyterHub.spawner_class": "jupyterhub.spawner.SimpleLocalProcessSpawner",
         "SimpleLocalProcessSpawner.home_dir_template": str(homes / "{username}"),
