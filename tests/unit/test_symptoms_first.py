@@ -253,3 +253,31 @@ def test_check_fails_a_prompt_that_shows_the_code(course):
     assert problems == [f"symptoms_first: the prompt holds line {n} of the code ({text!r}): the source is "
                         "hidden until the diagnosis, so describe the program instead"
                         for n, text in ((6, "loss.backward()"), (10, "opt.step()"))]
+
+
+@pytest.mark.slow  # the real `check`, on the real sandbox: both refusals, on a pack that gives its diagnosis away
+def test_check_fails_a_drill_whose_symptoms_or_prompt_give_it_away(tmp_path):
+    import shutil
+
+    from tutor.authoring import check
+
+    pack = tmp_path / "pack"
+    shutil.copytree(COURSE, pack)
+    module = pack / "01_symptoms.yaml"
+    text = module.read_text()
+    text = text.replace("      Read the log, then diagnose the run.\n",
+                        "      Read the log, then diagnose the run. Each step calls `loss.backward()`.\n")
+    text = text.replace('''          print(f"step {step}: loss {loss.item():.3f}")
+    ask:''', '''          print(f"step {step}: loss {loss.item():.3f}")
+      print("last above lowest:", losses[-1] > min(losses))
+    ask:''', 1)
+    module.write_text(text)
+    out = io.StringIO()
+    assert check([pack], out, drill_id="settles-or-not") == 1
+    said = out.getvalue()
+    assert "FAIL 01/settles-or-not" in said
+    assert "symptoms_first: ask 'rises': its answer 'True' is printed by the run the learner diagnoses" in said
+    assert "symptoms_first: the prompt holds line 6 of the code ('loss.backward()')" in said
+    assert "ask 'cause'" not in said
+    out = io.StringIO()
+    assert check([COURSE], out) == 0, out.getvalue()
