@@ -70,3 +70,18 @@ def test_a_variant_drill_is_judged_on_the_instance_named_and_says_which(tmp_path
     assert "instance: i=0, j=2 (--instance chooses another)" in capsys.readouterr().out
     assert main(["try", "01/swap-rows", str(fix), str(pack), "--instance", "i=9"]) == 2
     assert "is not one of the drill's instances" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_symptoms_first_repair_is_judged_as_any_repair(tmp_path, capsys):
+    pack = Path(__file__).resolve().parent / "fixtures" / "symptoms_course"
+    drill = load_course(pack).modules()[0].drill("settles-or-not")
+    assert drill.symptoms_first
+    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+    good.write_text(drill.solution)
+    bad.write_text(drill.wrong_submissions[0].code)
+    assert main(["try", "01/settles-or-not", str(good), str(pack)]) == 0, capsys.readouterr().out
+    assert "verdict: accepted — 01/settles-or-not" in capsys.readouterr().out
+    assert main(["try", "01/settles-or-not", str(bad), str(pack)]) == 1
+    out = capsys.readouterr().out
+    assert "verdict: rejected" in out and drill.wrong_submissions[0].says in out

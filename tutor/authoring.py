@@ -20,6 +20,7 @@ from tutor.judge.kinds import form_examples
 from tutor.sandbox.client import Sandbox
 from tutor.sandbox.kernel_settings import KernelSettings
 from tutor.tutoring.service import SandboxPort, TutoringService
+from tutor.tutoring.symptoms import giveaway_problems
 from tutor.validation import Target, load_targets, unreadable_wrong_answers, validate  # noqa: F401 - re-exported
 from tutor.wording import count
 
@@ -149,6 +150,7 @@ async def _check_instance(module: Module, drill: Drill, sandbox: SandboxPort) ->
                 problems.append(f"wrong answer {wrong.answer!r} for {ask.key!r} is accepted: observed {v.observed}")
 
     problems.extend(view_problems(drill, obs))
+    problems.extend(giveaway_problems(drill, outcome))  # a symptoms-first repair's output must not answer it
     if drill.is_repair:
         fixed = (await service.observe(drill, drill.solution)).result
         fixed_obs = fixed.observation

@@ -78,7 +78,8 @@ def validate(paths: Iterable[Path], out: TextIO) -> int:
     for warning in warnings:
         print(warning, file=out)
     thin = thinly_proved_labs(m for t in targets for m in t.modules)
-    for warning in [*thin, *replaced_module_rules(m for t in targets for m in t.modules)]:
+    for warning in [*thin, *replaced_module_rules(m for t in targets for m in t.modules),
+                    *undiagnosable_symptoms(m for t in targets for m in t.modules)]:
         print(warning, file=out)
     modules = sum(len(t.modules) for t in targets)
     drills = sum(len(m.drills) for t in targets for m in t.modules)
@@ -130,6 +131,15 @@ def replaced_module_rules(modules: Iterable[Module]) -> list[str]:
                            f"module's whole, so {', '.join(dropped)} no longer apply to it; repeat in its "
                            "`rules:` those it should keep")
     return out
+
+
+def undiagnosable_symptoms(modules: Iterable[Module]) -> list[str]:
+    """A warning for each symptoms-first repair without a choice ask: its diagnosis is naming the mechanism,
+    and a choice among mechanisms is how a learner names one (a shape or a number alone is a symptom)."""
+    return [f"{module.file}:{drill.line}: warning: drill {drill.id!r}: `symptoms_first` with no choice ask: "
+            "ask for the mechanism as a `kind: choice` with `options:`, so the diagnosis names the cause"
+            for module in modules for drill in module.drills
+            if drill.symptoms_first and not any(ask.kind == "choice" for ask in drill.asks)]
 
 
 def _proved_by_wrong_submissions(drill) -> bool:

@@ -17,7 +17,7 @@ from textual.message import Message
 from tutor.course.schema import Drill
 from tutor.judge import ReadAnswer
 from tutor.progress.store import AttemptKind
-from tutor.tutoring.reports import PlacementReport, RunReport, SelfCheckReport
+from tutor.tutoring.reports import PlacementReport, RunReport, SelfCheckReport, SymptomsReport
 from tutor.tutoring.service import TutoringService
 
 
@@ -63,6 +63,13 @@ class CodeSubmitted(Submitted):
         return await service.run_experiment(self.module_id, self.drill, self.code, self.seconds, self.last_said)
 
 
+class SymptomsSubmitted(Submitted):
+    """A symptoms-first repair opened: its code runs once, and only what it printed comes back."""
+
+    async def perform(self, service: TutoringService) -> SymptomsReport:
+        return await service.open_symptoms(self.module_id, self.drill)
+
+
 class LabSubmitted(Submitted):
     """A lab's file as saved in the workspace: the service reads it (and the lab's other files) and checks it."""
 
@@ -73,6 +80,6 @@ class LabSubmitted(Submitted):
 class Reported(Message):
     """The service's report of an action; bubbles from the screen to the app."""
 
-    def __init__(self, report: RunReport | SelfCheckReport | PlacementReport):
+    def __init__(self, report: RunReport | SelfCheckReport | PlacementReport | SymptomsReport):
         super().__init__()
         self.report = report

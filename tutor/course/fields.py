@@ -76,6 +76,8 @@ DRILL_FIELDS: tuple[FieldSpec, ...] = (
     _f("fixtures", "code", allowed={LAB}, since=2),
     # labs and repairs: a repair's wrong fixes (repair_rules in lab_fields.py)
     _f("wrong_submissions", "wrong_submissions", allowed={LAB, REPAIR} | TRACED, since=2),
+    # a repair diagnosed from what its run printed before its source is shown (tutoring/symptoms.py)
+    _f("symptoms_first", "flag", allowed={REPAIR}, since=2),
     _f("files", "files", allowed={LAB}, since=2),
     _f("uses", "uses", allowed={LAB}, since=2),
     _f("show_tests", "flag", allowed={LAB}, since=2),

@@ -214,6 +214,8 @@ class Drill:
     files: tuple[LabFile, ...] = ()
     uses: tuple[StageUse, ...] = ()
     show_tests: bool = False  # show a failing test's source line to the learner (the author asks for it)
+    # format 2, repairs: the learner sees what the run printed, diagnoses it, and only then gets the source
+    symptoms_first: bool = False
     data: tuple[DataRef, ...] = ()  # format 2: files of the course's data/ this drill reads in the sandbox
     views: tuple[View, ...] = ()  # format 2: views shown after the reveal (an ask's own `view:` is on the ask)
     # filled in by the course loader: the course's helper modules (name, source) and the resolved `uses`

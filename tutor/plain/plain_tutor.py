@@ -17,7 +17,8 @@ from tutor.course import grants
 from tutor.course.schema import Drill, Module
 from tutor.plain.choose import ModuleChooser
 from tutor.plain.flow import Leave, Skip, ToMap
-from tutor.plain.reading import PlainReading, numbered
+from tutor.plain.reading import PlainReading
+from tutor.plain.symptoms import PlainSource
 from tutor.plain.text import gpu_note_text, markdown_to_plain
 from tutor.safe_text import inert, safe_line
 from tutor.sandbox.client import Sandbox
@@ -47,7 +48,7 @@ HELP = ("At any prompt: ':hint' shows the next hint, ':skip' moves on, ':map' re
 
 
 
-class PlainTutor(PlainReading):
+class PlainTutor(PlainReading, PlainSource):
     def __init__(self, session: Session, sandbox: SandboxPort, profile: str, stdin: TextIO = sys.stdin,
                  out: TextIO = sys.stdout, start: tuple[str, str] | None = None,
                  interview: tuple[int | None, str | None] | None = None):
@@ -294,7 +295,7 @@ class PlainTutor(PlainReading):
         if drill.is_exercise:
             self.exercise(module, drill)
             return
-        self._show_code(drill)
+        hidden = self.source_or_symptoms(module.id, drill)  # a symptoms-first repair: only what its run printed
         clock = time.monotonic()
         in_review = self.service.in_review(module.id, drill)
         if in_review:  # recall: no earlier answer is offered; the explanation comes after the run
@@ -305,7 +306,7 @@ class PlainTutor(PlainReading):
                 self._drill, self._hints = drill, list(drill.hints)  # the hints name this instance's values
                 self.say("A fresh instance of this drill (its shapes or values differ): predict it.")
                 self.say(markdown_to_plain(inert(drill.prompt)))
-                self._show_code(drill)
+                hidden = self.source_or_symptoms(module.id, drill)
             said = {}
             # typed before (here or in the app) and not verified; never offered in a review
             kept = {} if in_review else self.service.draft_answers(module.id, drill)
@@ -326,6 +327,8 @@ class PlainTutor(PlainReading):
                 continue
             self._revealed = True
             self._viewable = (module.id, drill, None)
+            if hidden and report.recorded is not None:  # the diagnosis is recorded: now the source
+                hidden = self.source_after_diagnosis(drill)
             if not drill.is_repair or report.drill_done:  # a repair's explanation names the fix: it waits
                 self.explain(drill)
             if report.outcome in (Outcome.VERIFIED, Outcome.SYMPTOM_FOUND):
@@ -337,14 +340,6 @@ class PlainTutor(PlainReading):
             clock = time.monotonic()
         if drill.is_repair:
             self.repair(module, drill)
-
-    def _show_code(self, drill: Drill) -> None:
-        self.say("")
-        if drill.setup.strip():
-            self.say("Setup:")
-            self.say(numbered(drill.setup))
-        self.say("Code:")
-        self.say(numbered(drill.code))
 
     def explain(self, drill: Drill) -> None:
         self.say("Why: " + markdown_to_plain(inert(drill.explanation)))

@@ -15,7 +15,7 @@ from tutor.course.lab_fields import CHECK_TEST
 from tutor.judge import labs, option_label
 from tutor.progress.store import AttemptKind
 from tutor.safe_text import clip, inert
-from tutor.tutoring.reports import PlacementReport, RunReport, SnippetReport
+from tutor.tutoring.reports import PlacementReport, RunReport, SnippetReport, SymptomsReport
 from tutor.tutoring.states import CheckStatus, Outcome
 from tutor.tutoring.trace_view import trace_lines
 
@@ -144,7 +144,7 @@ def run_blocks(report: RunReport, heading: str = "") -> list[Block]:
         from tutor.tutoring.view_blocks import views_blocks  # it draws with this module's blocks
 
         blocks.extend(views_blocks(report.views))  # a run's report comes after the reveal: views are safe here
-    blocks.extend(_output_blocks(report))
+    blocks.extend(output_blocks(report))
     return blocks
 
 
@@ -255,10 +255,11 @@ def _fence_blocks(report: RunReport) -> list[Block]:
     return [line((f"Fence rule broken: {inert(rule)}", Tone.BAD)) for rule in report.fence]
 
 
-def _output_blocks(report: RunReport | SnippetReport, label: str = "Output:", shown: int = OUTPUT_SHOWN) -> list[Block]:
+def output_blocks(report: RunReport | SnippetReport | SymptomsReport, label: str = "Output:",
+                  shown: int = OUTPUT_SHOWN) -> list[Block]:
     if not report.output.strip():
         return []
-    text = clip(report.output.rstrip("\n"), shown)
+    text = clip(inert(report.output.rstrip("\n")), shown)  # inert already from the sandbox: said here too
     blocks: list[Block] = [line((label, Tone.STRONG)), line((text, Tone.OUTPUT))]
     if report.output_truncated:
         blocks.append(line((f"… {report.output_truncated:,} more bytes of output were not kept", Tone.DIM)))
@@ -278,7 +279,7 @@ def snippet_blocks(report: SnippetReport) -> list[Block]:
     good = Tone.GOOD if report.clean else Tone.BAD
     blocks: list[Block] = [line((f"== {inert(report.source)} — ", Tone.STRONG), (report.verdict, good),
                                 (f" in {report.seconds:.2f} s", Tone.DIM))]
-    blocks.extend(_output_blocks(report, "-- output", shown=len(report.output) + 1))
+    blocks.extend(output_blocks(report, "-- output", shown=len(report.output) + 1))
     if not report.finished:
         return blocks + [line(("-- verdict: ", Tone.STRONG), (inert(report.message), Tone.BAD))]
     if report.variables:

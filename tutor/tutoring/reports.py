@@ -97,6 +97,28 @@ class RunReport:
 
 
 @dataclass(frozen=True)
+class SymptomsReport:
+    """A symptoms-first repair opened: what its run printed, and nothing of what its asks observed.
+
+    The learner diagnoses from this before the source is shown; their answers are then judged
+    against the very run this reports on (``TutoringService.submit_prediction``).
+    """
+
+    module_id: str
+    drill_id: str
+    status: RunStatus
+    message: str = ""  # why the run did not finish
+    output: str = ""  # stdout and stderr, as the sandbox kept them (inert)
+    output_truncated: int = 0
+    error: str = ""  # the exception the program raised, described ("" when it raised none)
+    unlocked: tuple[ModuleRef, ...] = ()  # nothing: opening a drill records nothing
+
+    @property
+    def finished(self) -> bool:
+        return self.status == RunStatus.OK
+
+
+@dataclass(frozen=True)
 class SnippetReport:
     """``pytorch-tutor run``: any snippet run once in the sandbox; nothing judged, nothing recorded."""
 

@@ -28,6 +28,7 @@ from tutor.safe_text import inert
 from tutor.tutoring import instances
 from tutor.tutoring.drafts import Drafts
 from tutor.tutoring.self_checks import SelfCheckUseCases
+from tutor.tutoring.symptoms import SymptomsUseCases
 from tutor.tutoring.states import Outcome, RunStatus
 from tutor.tutoring.trace_view import TraceReport, trace_report
 from tutor.value_text import describe_briefly
@@ -43,7 +44,7 @@ class SandboxPort(Protocol):
     async def close(self) -> None: ...
 
 
-class TutoringService(SelfCheckUseCases):
+class TutoringService(SelfCheckUseCases, SymptomsUseCases):
     """One learner's actions on one course; ``session=None`` turns recording off (an author's check).
 
     The self-check and placement use cases are in :mod:`tutor.tutoring.self_checks`.
@@ -222,7 +223,7 @@ class TutoringService(SelfCheckUseCases):
             return RunReport(module_id, drill.id, AttemptKind.PREDICTION, Outcome.UNREADABLE, said=texts,
                              problems=problems, not_recorded=NOT_RECORDED_UNREADABLE,
                              drill_done=self._done(module_id, drill))
-        outcome = await self.observe(drill, None, said)
+        outcome = self.graded_symptoms(module_id, drill, said) or await self.observe(drill, None, said)
         if not outcome.result.ok:
             return self._report(module_id, drill, AttemptKind.PREDICTION, Outcome.NOT_FINISHED, texts, outcome)
         correct = outcome.predictions_correct

@@ -16,6 +16,7 @@ from tutor.app.widgets.answer_form import AnswerInput, ConfidenceButton, Confide
 from tutor.app.widgets.footer import key_footer
 from tutor.app.messages import CodeSubmitted, PredictionSubmitted
 from tutor.app.screens.draft_keeper import DraftKeeper
+from tutor.app.screens.drill_symptoms import SymptomsFirst
 from tutor.app.screens.drill_status import BOX_BELOW, NOT_YET_FRESH, STATUS
 from tutor.app.screens.lesson_screen import LessonScreen
 from tutor.app.widgets.code_editor import EDITOR_KEYS, CodeEditor
@@ -35,9 +36,7 @@ from tutor.tutoring.view_blocks import viewable_names
 from tutor.wording import drill_label
 
 
-
-
-class DrillScreen(LessonScreen):
+class DrillScreen(SymptomsFirst, LessonScreen):
     BINDINGS = [
         Binding("ctrl+r", "run_typed", "Run", priority=True,
                 tooltip="run with your predictions, or your edited code while the editor is open"),
@@ -80,6 +79,7 @@ class DrillScreen(LessonScreen):
         # instance whose answers were never shown (tutor.tutoring.instances)
         self.in_review = self.app.tutoring.in_review(module_id, drill)
         self.drill = self.app.tutoring.present(module_id, drill)
+        self.source_hidden = self.app.tutoring.hides_source(module_id, self.drill)  # a symptoms-first repair
         self._shown: dict[str, str] = {}  # what the boxes held when the drill opened
         self.hints_shown = 0
         self.last_said: dict[str, ReadAnswer] = {}  # the last predictions recorded, shown beside experiments
@@ -101,8 +101,9 @@ class DrillScreen(LessonScreen):
             yield Static(Text(f"{self.module_id} · {inert(slot.title)} — {kind} {number}/{len(self.module.drills)}: "
                               f"{inert(drill.title)}"), classes="where")
             yield Markdown(inert(drill.prompt), id="prompt")
-            yield CodeView(drill.code, drill.setup, id="code")
-            yield CodeEditor.python(drill.code, id="editor")
+            yield ResultPanel(id="symptoms")  # a symptoms-first repair's output, its source hidden until diagnosed
+            yield CodeView(*self.shown_source(), id="code")
+            yield CodeEditor.python(self.shown_source()[0], id="editor")
             yield Static(Text("ctrl+t: the drill's own code back · " + EDITOR_KEYS, style="dim"), id="editor-keys")
             for i, ask in enumerate(drill.asks):
                 question = prose_text(inert(ask.question), "bold")
@@ -153,7 +154,7 @@ class DrillScreen(LessonScreen):
         else:
             self.set_status("Type your prediction, say how sure you are (Tab to the choices), and press Enter.")
         if service.code_for(self.module_id, self.drill) != self.drill.code:
-            self.query_one("#code", CodeView).edited = True
+            self.query_one("#code", CodeView).edited = not self.source_hidden
         self._boxes, self._editor = list(self.query(AnswerInput)), self.query_one("#editor", TextArea)
         kept = {} if self.in_review else service.draft_answers(self.module_id, self.drill)
         if kept:  # typed here before (this session or an earlier one) and not verified since
@@ -165,6 +166,7 @@ class DrillScreen(LessonScreen):
         # the page opens at its top (the prompt first, at 80x24 too); typing into the box brings it into view
         self.query_one("#ask-0", Input).focus(scroll_visible=False)
         self.call_after_refresh(self._say_where_the_box_is)
+        self.open_symptoms()
 
     def _say_where_the_box_is(self) -> None:
         """A box below the fold has the focus: say so, so the learner does not type into what they cannot see."""
@@ -337,6 +339,7 @@ class DrillScreen(LessonScreen):
         if report.kind == AttemptKind.PREDICTION and report.recorded is not None:
             self.last_said = self._submitted
             self._reveal(explain=not self.drill.is_repair or report.drill_done)
+            self.reveal_source(report)
         if report.outcome in (Outcome.REPAIRED, Outcome.REPAIRED_PREDICT_NEXT):
             self.show_solution("Repaired ✓ — the reference solution")
         if self.drill.is_repair and report.drill_done:
@@ -452,6 +455,3 @@ class DrillScreen(LessonScreen):
         if self.editing:
             self._code_typed = True
             self.drafts.changed()
-
-
-# What to do next, in this screen's keys.

@@ -13,7 +13,7 @@ from tutor.app.widgets.result_panel import ResultPanel, rich_line
 from tutor.app.widgets.view_prompt import VIEW_OPENED, ViewPanel
 from tutor.safe_text import inert
 from tutor.tutoring.presentation import hint_line
-from tutor.tutoring.reports import RunReport, ViewReport
+from tutor.tutoring.reports import RunReport, SymptomsReport, ViewReport
 
 
 class LessonScreen(Screen):
@@ -62,6 +62,9 @@ class LessonScreen(Screen):
         if isinstance(message.report, ViewReport):
             message.stop()  # a view records nothing and unlocks nothing: the app need not hear of it
             self.show_view(message.report)
+        elif isinstance(message.report, SymptomsReport):
+            message.stop()  # opening a drill records nothing and unlocks nothing
+            self.show_symptoms(message.report)
         elif isinstance(message.report, RunReport):  # it bubbles on to the app, which announces unlocks
             if message.report.status is not None:  # nothing ran (e.g. a lab file that cannot be read): the last
                 panel = self.query_one("#result", ResultPanel)  # result stands, and show() says why
@@ -71,6 +74,9 @@ class LessonScreen(Screen):
 
     def heading(self, report: RunReport) -> str:
         return ""
+
+    def show_symptoms(self, report: SymptomsReport) -> None:
+        """A symptoms-first repair's run, before the answers (the drill screen shows it)."""
 
     def show(self, report: RunReport) -> None:
         """What else a report changes on this screen (the status, the explanation, the solution)."""

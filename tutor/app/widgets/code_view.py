@@ -54,9 +54,9 @@ class CodeView(Static):
         if self.setup.strip():
             parts.append(Text("# setup", style="dim italic"))
             parts.append(_syntax(self.setup))
-            if not self.setup_only:
+            if not self.setup_only and self.code.strip():
                 parts.append(Text("# code", style="dim italic"))
-        if not self.setup_only:
+        if not self.setup_only and self.code.strip():  # no code (a symptoms-first repair's, hidden): no panel
             parts.append(_syntax(self.code))
             if self.edited:
                 parts.append(Text("# your edited version is kept: ctrl+e shows it, ctrl+t there restores this",

@@ -64,7 +64,10 @@ class ResultPanel(Static):
     """
 
     def show_report(self, report: RunReport, heading: str = "") -> None:
-        self.update(rich_blocks(run_blocks(report, heading)))
+        self.show_blocks(run_blocks(report, heading))
+
+    def show_blocks(self, blocks: list[Block]) -> None:
+        self.update(rich_blocks(blocks))
         self.add_class("-shown")
 
     def clear(self) -> None:
