@@ -109,6 +109,9 @@ def zygote_environment(kernels: KernelSettings | None = None) -> dict[str, str]:
         "LC_ALL": "C.UTF-8",
         "HOME": "/nonexistent",
         "OPENBLAS_NUM_THREADS": "1",
+        # OpenMP's idle workers sleep instead of spinning: a class server runs many learners' snippets on
+        # few cores, and spinning workers burn the cores the other runs need (results do not change)
+        "OMP_WAIT_POLICY": "PASSIVE",
         "CUDA_VISIBLE_DEVICES": "",
         "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS": "0",  # read when torch imports: see inner/compile_cache.py
         **(kernels.environment() if kernels else {}),
