@@ -32,9 +32,22 @@ def data_dir() -> Path:
     return path
 
 
+class NoHomeError(ValueError):
+    """Where the learner's data lives cannot be told: no HOME and no passwd entry (a bare uid, a hub's service)."""
+
+
+def _platform_path(where) -> Path:
+    """``platformdirs``' answer, or a clear refusal where it cannot find a home (it raises RuntimeError)."""
+    try:
+        return where(APP_NAME)
+    except RuntimeError:
+        raise NoHomeError(f"this account has no home directory to keep the tutor's data in (HOME is unset and it "
+                          f"has no passwd entry): set {HOME_ENV} to a directory of yours") from None
+
+
 def _data_path() -> Path:
     override = os.environ.get(HOME_ENV)
-    return Path(override).expanduser() if override else platformdirs.user_data_path(APP_NAME)
+    return Path(override).expanduser() if override else _platform_path(platformdirs.user_data_path)
 
 
 # On a shared machine (a JupyterHub with system users, a lab server) a profile readable by others
@@ -58,7 +71,10 @@ def make_data_private() -> list[str]:
     """Take away what others may read or enter in the data directory an earlier tutor (or a looser
     umask) left: the directory itself, its profile and workspace directories, the profile files.
     Returns a note for each change, and for each one it could not make; nothing is created."""
-    root = _data_path()
+    try:
+        root = _data_path()
+    except NoHomeError:  # no data directory to tighten; a command that needs one says so itself
+        return []
     notes = []
     targets = [(root, PRIVATE_DIR), (root / "profiles", PRIVATE_DIR), (root / "workspace", PRIVATE_DIR)]
     try:
@@ -88,7 +104,7 @@ def cache_dir() -> Path:
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV]).expanduser()
     override = os.environ.get(HOME_ENV)
-    return Path(override).expanduser() / "cache" if override else platformdirs.user_cache_path(APP_NAME)
+    return Path(override).expanduser() / "cache" if override else _platform_path(platformdirs.user_cache_path)
 
 
 def compile_cache_dir(course_root: Path) -> Path:

@@ -118,3 +118,26 @@ def test_the_hub_service_reads_what_its_patterns_name_at_each_load(tmp_path):
         (tmp_path / name / "profiles").mkdir(parents=True)
         (tmp_path / name / "profiles" / "default.sqlite").write_bytes(b"")
     assert [p.parts[-3] for p in expand([pattern])] == ["ana", "ben"]  # a learner who came later is there
+
+
+def test_without_a_home_the_tutor_says_so_and_the_hub_service_still_starts(mini_course_dir, monkeypatch, capsys):
+    """A JupyterHub service runs with no HOME; CI's learner uid has no passwd entry: platformdirs then
+    raises. The instructor's service needs no data directory; a command that does says what to set."""
+    import pwd
+
+    from tutor.cli import main
+    from tutor.locations import HOME_ENV
+
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.delenv(HOME_ENV, raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.delenv("PYTORCH_TUTOR_CACHE", raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", lambda uid: (_ for _ in ()).throw(KeyError(uid)))
+    for name in ("JUPYTERHUB_SERVICE_URL", "JUPYTERHUB_SERVICE_PREFIX", "JUPYTERHUB_API_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    # gets as far as asking for the hub's environment (the course loaded, no data directory touched)
+    assert main(["--lessons", str(mini_course_dir), "class", "hub-service", "/nowhere/*.sqlite"]) == 2
+    assert "runs as a JupyterHub service" in capsys.readouterr().err
+    assert main(["--lessons", str(mini_course_dir), "progress"]) == 2
+    said = capsys.readouterr().err
+    assert f"set {HOME_ENV}" in said and "Traceback" not in said

@@ -76,7 +76,7 @@ def _directory() -> Path | None:
     try:
         path = cache_dir() / _SUBDIR
         path.mkdir(parents=True, exist_ok=True)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: no home to keep a cache in (locations.NoHomeError)
         return None
     return path if _install_secret(path.parent) is not None else None
 
