@@ -61,8 +61,8 @@ def tree_memory(pid: int) -> tuple[int, int]:
 
 async def stage(learners: int, runs: int, think: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-hub-") as folder:
-        config, base = write_config(Path(folder), [f"learner{i}" for i in range(learners)])
-        hub = Hub(config, Path(folder))
+        config, base, hub_api = write_config(Path(folder), [f"learner{i}" for i in range(learners)])
+        hub = Hub(config, Path(folder), hub_api)
         try:
             hub.wait_for_line(r"JupyterHub is now running at")
             browsers = [Browser(base, f"learner{i}") for i in range(learners)]

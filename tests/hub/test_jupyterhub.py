@@ -18,6 +18,7 @@ import asyncio
 import json
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -73,7 +74,8 @@ def free_port() -> int:
 class Hub:
     """``jupyterhub -f CONFIG`` in its own process group; every line it logs is kept."""
 
-    def __init__(self, config: Path, cwd: Path) -> None:
+    def __init__(self, config: Path, cwd: Path, hub_api: str) -> None:
+        self.hub_api = hub_api  # "127.0.0.1:PORT": in every process this hub started (see stop())
         bin_dir = str(Path(sys.executable).parent)  # jupyterhub-singleuser and the tutor's own console script
         env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
         env.pop("PYTORCH_TUTOR_HOME", None)  # the learners' tutors must find their own homes, as on a hub
@@ -116,16 +118,46 @@ class Hub:
 
     def stop(self) -> None:
         if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)  # the hub stops its proxy, its service and the servers
+            os.killpg(self.process.pid, signal.SIGTERM)  # the hub stops its proxy, its services and the servers
             try:
                 self.process.wait(60)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
+        # A hub that died on its own (a service that failed to start) left them running, each in a session
+        # of its own: find them by the hub's API address, which each holds in its command line or environment
+        ending = []
+        for pid in self.leftovers():
+            try:
+                fd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            ending.append(fd)
+        for fd in ending:  # a pidfd turns readable when its process has ended: wait for that, not a time
+            select.select([fd], [], [], 30)
+            os.close(fd)
+
+    def leftovers(self) -> list[int]:
+        mark, found = self.hub_api.encode(), []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f, open(f"/proc/{entry}/environ", "rb") as g:
+                    if mark in f.read() or mark in g.read():
+                        found.append(int(entry))
+            except OSError:  # gone, or another user's
+                continue
+        return found
 
 
-def write_config(folder: Path, learners: tuple[str, ...] | list[str] = ("ana", "ben")) -> tuple[Path, str]:
-    """The shipped config, and on top of it only what this machine needs; returns (path, the hub's address).
+def write_config(folder: Path, learners: tuple[str, ...] | list[str] = ("ana", "ben")) -> tuple[Path, str, str]:
+    """The shipped config, and on top of it only what this machine needs; returns (path, the hub's address,
+    its API's host:port).
     (``benchmarks/bench_hub.py`` starts its hubs here too, with more learners.)"""
     homes, server_config = folder / "homes", folder / "learner-jupyter-config"
     server_config.mkdir()
@@ -136,7 +168,7 @@ def write_config(folder: Path, learners: tuple[str, ...] | list[str] = ("ana", "
         f"tutor['command'] = ['pytorch-tutor', '--lessons', {str(MINI_COURSE)!r}, '--trust-lessons', 'serve-ui',\n"
         "                    '--unix-socket', '{unix_socket}']\n"
         "c.ServerProxy.servers = {'tutor': tutor}\n")
-    port = free_port()
+    port, hub_port = free_port(), free_port()
     settings = {
         "JupyterHub.authenticator_class": "jupyterhub.authenticators.shared.SharedPasswordAuthenticator",
         "SharedPasswordAuthenticator.user_password": PASSWORD,
@@ -149,7 +181,7 @@ def write_config(folder: Path, learners: tuple[str, ...] | list[str] = ("ana", "
         "Spawner.http_timeout": 120,
         "Spawner.start_timeout": 120,
         "JupyterHub.bind_url": f"http://127.0.0.1:{port}",
-        "JupyterHub.hub_port": free_port(),
+        "JupyterHub.hub_port": hub_port,
         "ConfigurableHTTPProxy.api_url": f"http://127.0.0.1:{free_port()}",
         "ConfigurableHTTPProxy.command": [proxy_command()],
         "JupyterHub.db_url": f"sqlite:///{folder / 'hub.sqlite'}",
@@ -168,7 +200,7 @@ def write_config(folder: Path, learners: tuple[str, ...] | list[str] = ("ana", "
               f"        service.update(url='http://127.0.0.1:{free_port()}', command={view!r})"]
     config = folder / "hub_config.py"
     config.write_text("\n".join(lines) + "\n")
-    return config, f"http://127.0.0.1:{port}"
+    return config, f"http://127.0.0.1:{port}", f"127.0.0.1:{hub_port}"
 
 
 class Learner:
@@ -238,13 +270,14 @@ def profile(folder: Path, name: str) -> Path:
 def hub(tmp_path):
     if why := _missing():
         pytest.skip(f"no JupyterHub here: {why}")
-    config, base = write_config(tmp_path)
-    server = Hub(config, tmp_path)
+    config, base, hub_api = write_config(tmp_path)
+    server = Hub(config, tmp_path, hub_api)
     try:
         server.wait_for_line(r"JupyterHub is now running at")
         yield server, base
     finally:
         server.stop()
+        assert server.leftovers() == [], "the hub left processes running"
 
 
 async def test_two_learners_each_get_their_own_tutor_through_a_real_hub(hub, tmp_path):
