@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from bench_serve_ui import Learner as Tab, _children, _descendants, _memory, mib, percentile  # noqa: E402
+from bench_serve_ui import Learner as Tab, _children, _descendants, _memory, learn, mib, percentile  # noqa: E402
 from tests.hub.test_jupyterhub import Hub, Learner as Browser, _missing, write_config  # noqa: E402
 
 
@@ -82,14 +82,7 @@ async def stage(learners: int, runs: int, think: float) -> dict:
                 everyone = set(_descendants(hub.process.pid, _children()))
                 theirs = {p for pid in servers.values() for p in _descendants(pid, _children())}
                 shared = [_memory(p) for p in everyone - theirs]
-
-                async def learn(tab: Tab) -> None:
-                    await asyncio.sleep(random.uniform(0, think))
-                    for _ in range(runs):
-                        tab.latencies.append(await tab.run())
-                        await asyncio.sleep(think * random.uniform(0.5, 1.5))
-
-                await asyncio.gather(*(learn(t) for t in tabs))
+                await asyncio.gather(*(learn(t, runs, think) for t in tabs))
                 for tab in tabs:
                     tab.reader.cancel()
             finally:

@@ -185,6 +185,14 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+async def learn(tab: Learner, runs: int, think: float) -> None:
+    """One learner's timed Runs, a jittered think time apart (so the learners do not march in step)."""
+    await asyncio.sleep(random.uniform(0, think))
+    for _ in range(runs):
+        tab.latencies.append(await tab.run())
+        await asyncio.sleep(think * random.uniform(0.5, 1.5))
+
+
 async def stage(address: str, server_pid: int, learners: int, runs: int, think: float) -> dict:
     async with aiohttp.ClientSession() as session:
         tabs = [Learner(session, address) for _ in range(learners)]
@@ -194,14 +202,7 @@ async def stage(address: str, server_pid: int, learners: int, runs: int, think: 
         await asyncio.gather(*(tab.answer() for tab in tabs))
         await asyncio.gather(*(tab.run() for tab in tabs))  # every sandbox warm before memory is read
         server_mem, connections = per_connection_memory(server_pid)
-
-        async def learn(tab: Learner) -> None:
-            await asyncio.sleep(random.uniform(0, think))
-            for _ in range(runs):
-                tab.latencies.append(await tab.run())
-                await asyncio.sleep(think * random.uniform(0.5, 1.5))
-
-        await asyncio.gather(*(learn(tab) for tab in tabs))
+        await asyncio.gather(*(learn(tab, runs, think) for tab in tabs))
         for tab in tabs:
             await tab.close()
     latencies = [x for tab in tabs for x in tab.latencies]
