@@ -117,3 +117,20 @@ async def test_the_trace_runs_the_instance_on_screen_not_the_template(tmp_path):
         await settle(app, pilot)
         traced = [r for r in sandbox.requests if r.trace is not None]
         assert traced and traced[-1].code == screen.drill.code and "{{" not in traced[-1].code
+
+
+async def test_f5_is_off_on_a_drill_with_one_instance_and_on_where_there_are_variants(tmp_path):
+    """The screen's binding check: F5 (a fresh instance) only where the drill has instances to give, and the
+    editing keys' own check (reset code only while editing) still applies beside it."""
+    sandbox = AppSumSandbox()
+    async with on_sum_count(tmp_path, sandbox) as (app, pilot):
+        assert app.screen.check_action("fresh_instance", ()) is True
+        app.open_item("01", "plain")
+        await settle(app, pilot)
+        plain = app.screen
+        assert isinstance(plain, DrillScreen) and plain.drill.variants is None
+        assert plain.check_action("fresh_instance", ()) is False
+        assert plain.check_action("reset_code", ()) is False  # not editing
+        await pilot.press("f5")  # nothing happens: the same screen, nothing run
+        await settle(app, pilot)
+        assert app.screen is plain and not sandbox.requests

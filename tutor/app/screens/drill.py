@@ -304,11 +304,6 @@ class DrillScreen(SymptomsFirst, LessonScreen):
                                               shown=self._shown))
         self.query_one("#confidence", ConfidenceChoice).clear()  # each try states its own confidence
 
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "fresh_instance":
-            return self.drill.variants is not None  # hidden on a drill that has only one instance
-        return True
-
     def action_fresh_instance(self) -> None:
         """A fresh instance: the screen opens again on it, boxes empty, nothing of the last instance shown."""
         if self.drill.variants is None or self.phase == "running":
@@ -417,6 +412,8 @@ class DrillScreen(SymptomsFirst, LessonScreen):
         self.editing = not self.editing
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "fresh_instance":
+            return self.drill.variants is not None  # hidden on a drill that has only one instance
         if action == "reset_code":  # shown in the footer only while there is code to reset
             return self.editing
         return True
