@@ -7,19 +7,18 @@ import re
 import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.browser.cdp import Chromium, find_chromium
+from tests.process_output import FollowsOutput
 
 ARTIFACTS = Path(os.environ.get("TUTOR_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
 SERVING = re.compile(r"Serving pytorch-tutor on (http://\S+/)\?token=(\S+)")
 
 
-class ServeUI:
+class ServeUI(FollowsOutput):
     """``pytorch-tutor serve-ui --port 0`` in its own process group, under umask 022 (a common
     default, the one that left profiles readable by others). ``url`` is the address it printed,
     token included; ``base`` the same without it; every line it prints is kept in ``output``."""
@@ -30,9 +29,7 @@ class ServeUI:
             [sys.executable, "-m", "tutor", *args, "serve-ui", *serve_args], stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
             umask=0o022)
-        self.output: list[str] = []
-        self._changed = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.follow_output("serve-ui")
         self.url = self.base = self.token = ""
         if wait_for is SERVING:
             match = self.wait_for_line(SERVING.pattern)
@@ -40,39 +37,6 @@ class ServeUI:
             self.url = f"{self.base}?token={self.token}"
         elif wait_for is not None:
             self.wait_for_line(wait_for.pattern)
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            with self._changed:
-                self.output.append(line)
-                self._changed.notify_all()
-        with self._changed:
-            self.output.append("")  # the end: nothing more will come
-            self._changed.notify_all()
-
-    def wait_for_line(self, pattern: str, after: int = 0, timeout: float = 60.0) -> re.Match[str]:
-        """The first line from ``after`` on matching ``pattern``, once the server has printed it."""
-        wanted = re.compile(pattern)
-        deadline = time.monotonic() + timeout
-        seen = after
-        with self._changed:
-            while True:
-                for line in self.output[seen:]:
-                    match = wanted.search(line)
-                    if match:
-                        return match
-                    if line == "":
-                        raise RuntimeError(f"serve-ui ended before printing {pattern!r}:\n" + "".join(self.output))
-                seen = len(self.output)
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise RuntimeError(f"serve-ui never printed {pattern!r}:\n" + "".join(self.output))
-                self._changed.wait(left)
-
-    def lines(self, containing: str) -> list[str]:
-        with self._changed:
-            return [line for line in self.output if containing in line]
 
     def stop(self) -> None:
         if self.process.poll() is None:

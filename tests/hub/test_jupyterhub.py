@@ -23,13 +23,13 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import aiohttp
 import pytest
 
+from tests.process_output import FollowsOutput
 from tutor.classroom.sources import read_attempts
 
 pytestmark = pytest.mark.slow
@@ -71,8 +71,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class Hub:
+class Hub(FollowsOutput):
     """``jupyterhub -f CONFIG`` in its own process group; every line it logs is kept."""
+
+    wait_timeout = 120.0  # the hub, its proxy and a learner's server starting on a loaded machine
 
     def __init__(self, config: Path, cwd: Path, hub_api: str) -> None:
         self.hub_api = hub_api  # "127.0.0.1:PORT": in every process this hub started (see stop())
@@ -83,38 +85,7 @@ class Hub:
             [str(Path(sys.executable).parent / "jupyterhub"), "-f", str(config)], cwd=cwd, env=env,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             start_new_session=True)
-        self.output: list[str] = []
-        self._changed = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            with self._changed:
-                self.output.append(line)
-                self._changed.notify_all()
-        with self._changed:
-            self.output.append("")
-            self._changed.notify_all()
-
-    def wait_for_line(self, pattern: str, timeout: float = 120.0, times: int = 1) -> re.Match[str]:
-        """The ``times``-th line matching ``pattern``, once the hub (or a server it started) logged it."""
-        wanted, deadline, seen, found = re.compile(pattern), time.monotonic() + timeout, 0, 0
-        with self._changed:
-            while True:
-                for line in self.output[seen:]:
-                    if (match := wanted.search(line)) and (found := found + 1) == times:
-                        return match
-                    if line == "":
-                        raise RuntimeError(f"the hub ended before logging {pattern!r}:\n" + self.log())
-                seen = len(self.output)
-                if (left := deadline - time.monotonic()) <= 0:
-                    raise RuntimeError(f"the hub never logged {pattern!r}:\n" + self.log())
-                self._changed.wait(left)
-
-    def log(self) -> str:
-        with self._changed:
-            return "".join(self.output[-200:])
+        self.follow_output("the hub")
 
     def stop(self) -> None:
         if self.process.poll() is None:
