@@ -130,6 +130,20 @@ def test_a_wrong_shape_is_said_first():
         verify("clamp3", got, cases, spec, trials=10, seed=3)
 
 
+def test_the_dtype_is_part_of_an_exact_result_and_its_kind_of_a_tolerant_one():
+    # the same values in float32 where the spec gives int64: another result, said as such
+    got = explore(lambda a: spec(a).float(), cases, spec, trials=10, seed=3)
+    with pytest.raises(AssertionError, match=r"dtype torch.float32, expected torch.int64"):
+        verify("clamp3", got, cases, spec, trials=10, seed=3)
+    assert proptest.same(torch.tensor([1, 2]), torch.tensor([1, 2]))
+    assert not proptest.same(torch.tensor([1, 2], dtype=torch.int32), torch.tensor([1, 2]))
+    # within a tolerance a float32 result may be judged by a float64 spec, but not an integer one
+    assert proptest.same(torch.tensor([0.5]), torch.tensor([0.5], dtype=torch.float64), tolerance=1e-6)
+    assert not proptest.same(torch.tensor([1]), torch.tensor([1.0]), tolerance=1e-6)
+    assert "dtype torch.int64, expected torch.float32" in proptest.difference(torch.tensor([1]), torch.tensor([1.0]),
+                                                                              tolerance=1e-6)
+
+
 def test_relative_tolerance_and_a_custom_comparison_with_its_own_message():
     def scaled(draw):
         return (draw.tensor((3,), 1, 9).double() * 1000,)

@@ -156,7 +156,7 @@ def _call(fn, args: tuple):
 
 
 def same(out, want, tolerance: float = 0.0, rtol: float = 0.0, compare=None) -> bool:
-    """Whether ``out`` is ``want``: a tensor of the same shape and values, floats within ``tolerance``
+    """Whether ``out`` is ``want``: a tensor of the same shape, dtype and values, floats within ``tolerance``
     (absolute) plus ``rtol`` times ``|want|``; or, given ``compare(out, want)``, what it says (a true
     value, or ``None``/``""`` for a match; a false value or a message string for a mismatch)."""
     if isinstance(out, str) and out.startswith("raised "):
@@ -167,6 +167,8 @@ def same(out, want, tolerance: float = 0.0, rtol: float = 0.0, compare=None) -> 
     if hasattr(want, "shape") and hasattr(want, "dtype"):
         if not (hasattr(out, "shape") and tuple(out.shape) == tuple(want.shape)):
             return False
+        if _dtype_differs(out, want, tolerance or rtol):
+            return False
         if tolerance or rtol:
             import torch
 
@@ -175,6 +177,21 @@ def same(out, want, tolerance: float = 0.0, rtol: float = 0.0, compare=None) -> 
     if isinstance(want, float) and isinstance(out, (int, float)):
         return abs(out - want) <= tolerance + rtol * abs(want)
     return type(out) is type(want) and out == want
+
+
+def _dtype_differs(out, want, within_tolerance) -> str:
+    """What is wrong with ``out``'s dtype, or "". Compared exactly, the dtype is part of the contract (equal
+    values in float32 where int64 was asked for are another result); within a tolerance only the kind must
+    match (a float64 spec may judge a float32 result), never an integer result for a float one."""
+    if not hasattr(out, "dtype"):
+        return f"a {type(out).__name__}, not a tensor"
+    if within_tolerance:
+        kind = lambda t: (t.dtype.is_complex, t.dtype.is_floating_point)  # noqa: E731 - two uses, here
+        if kind(out) == kind(want):
+            return ""
+    elif out.dtype == want.dtype:
+        return ""
+    return f"dtype {out.dtype}, expected {want.dtype}"
 
 
 def explore(fn, cases, spec, trials: int = TRIALS, seed: int = 0, tolerance: float = 0.0, rtol: float = 0.0,
@@ -276,6 +293,8 @@ def difference(out, want, tolerance: float = 0.0, rtol: float = 0.0) -> str:
             return f"a {type(out).__name__}, not a tensor of shape {tuple(want.shape)}"
         if tuple(out.shape) != tuple(want.shape):
             return f"shape {tuple(out.shape)}, expected {tuple(want.shape)}"
+        if wrong_dtype := _dtype_differs(out, want, tolerance or rtol):
+            return wrong_dtype
         import torch
 
         a, b = out.double(), want.double()
@@ -333,9 +352,9 @@ def verify(name: str, got, cases, spec, trials: int = TRIALS, seed: int = 0, tol
 
 
 def _detail(out, want, tolerance: float, rtol: float) -> str:
-    """What the two values alone do not make plain: a wrong shape, or which entries of a large tensor differ."""
+    """What the two values alone do not make plain: a wrong shape or dtype, or which entries of a large tensor differ."""
     if isinstance(out, str) or not (hasattr(want, "shape") and hasattr(out, "shape")):
         return ""
-    if tuple(out.shape) != tuple(want.shape) or want.numel() > SHOWN:
+    if tuple(out.shape) != tuple(want.shape) or want.numel() > SHOWN or _dtype_differs(out, want, tolerance or rtol):
         return difference(out, want, tolerance, rtol)
     return ""
