@@ -183,15 +183,14 @@ def _dtype_differs(out, want, within_tolerance) -> str:
     """What is wrong with ``out``'s dtype, or "". Compared exactly, the dtype is part of the contract (equal
     values in float32 where int64 was asked for are another result); within a tolerance only the kind must
     match (a float64 spec may judge a float32 result), never an integer result for a float one."""
-    if not hasattr(out, "dtype"):
-        return f"a {type(out).__name__}, not a tensor"
-    if within_tolerance:
-        kind = lambda t: (t.dtype.is_complex, t.dtype.is_floating_point)  # noqa: E731 - two uses, here
-        if kind(out) == kind(want):
-            return ""
-    elif out.dtype == want.dtype:
+    got = getattr(out, "dtype", None)
+    if got == want.dtype or (within_tolerance and got is not None and _kind(got) == _kind(want.dtype)):
         return ""
-    return f"dtype {out.dtype}, expected {want.dtype}"
+    return f"dtype {got}, expected {want.dtype}"
+
+
+def _kind(dtype) -> tuple[bool, bool]:
+    return dtype.is_complex, dtype.is_floating_point
 
 
 def explore(fn, cases, spec, trials: int = TRIALS, seed: int = 0, tolerance: float = 0.0, rtol: float = 0.0,
