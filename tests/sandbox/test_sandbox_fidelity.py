@@ -85,6 +85,17 @@ CORPUS = {
         y.backward()
         print(x.grad)
     """,
+    "the snippet's globals are the __main__ module": """
+        import pickle, sys, torch
+        class Point:
+            pass
+        class Shifted(torch.nn.Module):
+            def forward(self, x):
+                return x + torch.ones(())   # a global read in forward: Dynamo guards it through __main__
+        program = torch.export.export(Shifted(), (torch.ones(3),), strict=True)
+        print(__name__, sys.modules["__main__"].__dict__ is globals(), type(pickle.loads(pickle.dumps(Point()))).__name__)
+        print([node.op for node in program.graph.nodes])
+    """,
 }
 
 

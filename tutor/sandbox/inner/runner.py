@@ -18,6 +18,7 @@ import os
 import random
 import sys
 import time
+import types
 
 from tutor.sandbox.inner import exchange, labkit, remote, trace
 from tutor.sandbox.inner.describe import describe, describe_variables
@@ -101,6 +102,19 @@ def _run(source, filename: str, namespace: dict, phase: str):
     return None, None
 
 
+def _main_module_namespace() -> dict:
+    """A fresh ``__main__`` module's dict, the snippet's globals, installed as ``sys.modules["__main__"]``.
+
+    As in ``python snippet.py``: code that finds a global through its module (Dynamo's guards,
+    which evaluate ``G['torch']`` in ``sys.modules[fn.__module__]``; pickle and ``torch.save``
+    looking a class up by its ``__module__``) must find the snippet's names, not this runner's.
+    Safe to replace: a runner process serves one request and leaves (``run_snippet``)."""
+    main = types.ModuleType("__main__")
+    main.__builtins__ = builtins
+    sys.modules["__main__"] = main
+    return main.__dict__
+
+
 def _fence_state(torch) -> dict:
     return {
         "default dtype": str(torch.get_default_dtype()),
@@ -138,7 +152,7 @@ def run_request(request: RunRequest, torch, handles: remote.Handles | None = Non
     if numpy is not None:
         numpy.random.seed(0)
 
-    namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
+    namespace = _main_module_namespace()
     # a course's helpers (and a lab's files, earlier stages): this process's own copy, served from text
     labkit.install_modules({**SERVED, **dict(request.modules)})
     started = time.perf_counter()
