@@ -1,7 +1,7 @@
 """No judged drill of the built-in course passes on a forged export with its bug in place.
 
 A repair's or a lab's learner process exports what its code computed as data, and the judge's
-process binds that data over its own setup before the check runs (``inner/exchange.py``). The
+process binds that data over its own setup before the check runs (``inner/exchange/``). The
 learner's process owns the exporter: its code can replace it. Each forger below is learner code
 that leaves the drill's bug in place (the repair's seeded code, a lab's first listed wrong
 submission, else its starter) and tampers with the export on its way out:
@@ -12,7 +12,7 @@ submission, else its starter) and tampers with the export on its way out:
   pass before the judge decided what it binds.)
 * ``unchanged``: the module's ``export`` monkeypatched to claim every name setup bound as "setup's,
   untouched" (the judge would keep its pristine setup values) and to drop ``raised``;
-* ``omitted``: ``json.dumps`` as the exchange module sees it, patched to leave out every name
+* ``omitted``: ``json.dumps`` as the exchange's learner side sees it, patched to leave out every name
   setup bound and ``raised`` (the judge used to delete what the export omitted).
 
 Each runs through the tutoring service's repair / lab path on the session's real sandbox, and
@@ -100,7 +100,8 @@ def __forge(mode, setup_names):
                 obj = tamper(obj)
             return real_dumps(obj, *args, **kwargs)
 
-        exchange.json = types.SimpleNamespace(**{**vars(json), "dumps": dumps})
+        learner_side = sys.modules["tutor.sandbox.inner.exchange.learner"]  # where export writes its JSON
+        learner_side.json = types.SimpleNamespace(**{**vars(json), "dumps": dumps})
 
 
 __forge("%(mode)s", {n for n in globals() if not n.startswith("__")})

@@ -11,7 +11,7 @@ from a verdict the child reports.
 
 Trust boundary: the learner's code (a repair, a lab) never runs in the process
 whose check decides its verdict. A judged request runs twice: the learner's
-process exports what the code computed as plain data (``inner/exchange.py``), and a
+process exports what the code computed as plain data (``inner/exchange/``), and a
 fresh process runs the setup and the check on that data (``Sandbox.run``).
 Prediction drills need no second process: their code is the author's, and the
 learner's answers are judged here, in the parent, from the observed values.

@@ -1,6 +1,6 @@
 """The sandbox's lab machinery: course modules from text, named tests, rules on the learner's source.
 
-Runs only inside the sandbox (standard library only, like ``exchange.py``); the
+Runs only inside the sandbox (standard library only, like ``exchange``); the
 tutor imports :func:`fingerprint` from here so that both sides normalise source
 the same way. Tests, errors and results are the wire's types (``TestSpec``,
 ``ErrorInfo``, ``TestResult``).

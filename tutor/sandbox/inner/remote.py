@@ -7,7 +7,7 @@ and the judge's process binds each function, class or object the learner's code 
 :class:`Remote` whose every use is one round trip:
 
     judge: band(x)  --call(handle 3, args as data)-->  learner: band(x) runs here
-           <-- the result as data (``exchange.py``), or a new handle for an object
+           <-- the result as data (``exchange``), or a new handle for an object
 
 Arguments and results cross as ``exchange`` data (tensors, numbers, containers), never as
 code; a learner's object stays in its process and crosses as a handle. The check and its

@@ -1,6 +1,6 @@
 """The runner's body, after confinement: run one request and write what it saw.
 
-Three shapes of request (see ``exchange.py`` for why the last two exist):
+Three shapes of request (see ``exchange`` for why the last two exist):
 
 * an ordinary run: setup, code, probe, asks, check, all here;
 * the learner's half of a judged run (``export``): no check; every name the code

@@ -44,7 +44,7 @@ PROTOCOL = 2
 # ---------------------------------------------------------------- caps
 
 MAX_OBSERVATION = 1 << 20  # the observation line a runner writes; past it, it drops its variable listing
-MAX_EXPORT = 8 << 20  # a judged run's exported values (``inner/exchange.py``), which follow the observation
+MAX_EXPORT = 8 << 20  # a judged run's exported values (``inner/exchange/``), which follow the observation
 MAX_NAMES = 1 << 16  # names a judge's half may bind from an export (``RunRequest.binds``)
 MAX_RESULT = MAX_OBSERVATION + MAX_EXPORT + 4096  # what the zygote reads from a runner's result memfd
 MAX_TEXT = 2000  # a message, a string value
@@ -183,7 +183,7 @@ class RunRequest:
     timeout: float = DEFAULT_TIMEOUT
     probe: str = ""  # runs after the code, in the learner's process: computes what a judged check needs
     # A repair or a lab is judged: its check runs in a second, fresh process that sees only the
-    # data the first one exported (see ``inner/exchange.py``); ``Sandbox.run`` does both halves,
+    # data the first one exported (see ``inner/exchange/``); ``Sandbox.run`` does both halves,
     # so a judged request itself never crosses the wire.
     judged: bool = False
     # A judged request: the names the drill's own sources (its code, solution, starter) bind, read on
