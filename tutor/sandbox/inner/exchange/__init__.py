@@ -21,7 +21,8 @@ which names setup bound the judge keeps as its own.
 Standard library and torch only, like the rest of the inner sandbox.
 """
 
-from tutor.sandbox.inner.exchange.judge import BadExport, Unjudgeable, apply, apply_state, decode, learner_exception, read_storages
+from tutor.sandbox.inner.exchange.judge import (BadExport, Unjudgeable, apply, apply_state, decode, learner_exception,
+                                                read_storages)
 from tutor.sandbox.inner.exchange.learner import encode_doc, export
 
 __all__ = ["BadExport", "Unjudgeable", "apply", "apply_state", "decode", "encode_doc", "export", "learner_exception",
