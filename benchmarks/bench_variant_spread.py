@@ -20,13 +20,13 @@ import asyncio
 import statistics
 from pathlib import Path
 
-from tutor.authoring import _check_instance
+from tutor.commands.authoring import _check_instance
 from tutor.course import grants
 from tutor.course.schema import DrillKind
 from tutor.course.variants import present_drill_instance
 from tutor.locations import builtin_course_dir
 from tutor.sandbox.client import Sandbox
-from tutor.validation import load_targets
+from tutor.commands.validation import load_targets
 
 
 async def spread(modules, draws: int, options: dict) -> list[tuple[str, int, int, list[int]]]:

@@ -349,7 +349,7 @@ def main(argv: list[str] | None = None, *, prog: str = "pytorch-tutor capstone",
         return e.code if isinstance(e.code, int) else 2
     try:
         if args.package == "mine" and not args.progress_file:  # the learner's code: only ever in the sandbox
-            from tutor.capstone_mine import run_mine
+            from tutor.commands.capstone_mine import run_mine
 
             return run_mine(args, argv if argv is not None else sys.argv[1:], profile)
         return args.handler(args)

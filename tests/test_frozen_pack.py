@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.authoring import check, validate
+from tutor.commands.authoring import check, validate
 
 PACK = Path(__file__).resolve().parent / "fixtures" / "frozen_pack"
 FROZEN = {

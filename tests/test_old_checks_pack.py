@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tutor.authoring import check, validate
+from tutor.commands.authoring import check, validate
 from tutor.cli import main
 
 PACK = Path(__file__).resolve().parent / "fixtures" / "old_checks_pack"

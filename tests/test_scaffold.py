@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from tutor.authoring import check, validate
+from tutor.commands.authoring import check, validate
 from tutor.cli import main
 from tutor.course.loader import load_course
 

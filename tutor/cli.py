@@ -290,7 +290,7 @@ def _run(argv: list[str] | None) -> int:
         if args.command == "new":
             return _scaffold(args)
         if args.command == "migrate":
-            from tutor.authoring import migrate
+            from tutor.commands.authoring import migrate
 
             return migrate(args.paths, args.to, args.dry_run, not args.no_backup, sys.stdout)
         if args.command == "courses":
@@ -298,11 +298,11 @@ def _run(argv: list[str] | None) -> int:
 
             return print_courses(sys.stdout)
         if args.command == "validate":
-            from tutor.validation import validate
+            from tutor.commands.validation import validate
 
             return validate(_course_paths(args), sys.stdout)
         if args.command == "check":
-            from tutor.authoring import check
+            from tutor.commands.authoring import check
 
             if _refuse_third_party(_course_paths(args), args.trust_lessons):
                 return 2
@@ -318,14 +318,14 @@ def _run(argv: list[str] | None) -> int:
                          allow_grants=args.allow_grants, consent=ask_on_terminal)
         if args.command == "try":
             from tutor.startup import ask_on_terminal
-            from tutor.try_submission import try_submission
+            from tutor.commands.try_submission import try_submission
 
             if _refuse_third_party(_course_paths(args), args.trust_lessons):
                 return 2
             return try_submission(_course_paths(args), args.drill, args.submission, sys.stdout, args.files,
                                   allow_grants=args.allow_grants, consent=ask_on_terminal, instance=args.instance)
         if args.command == "run":
-            from tutor.snippet_report import run_snippet_file
+            from tutor.commands.snippet_report import run_snippet_file
 
             return run_snippet_file(args.snippet, args.timeout, sys.stdout, trace=args.trace, function=args.function,
                                     views=args.view)
@@ -336,7 +336,7 @@ def _run(argv: list[str] | None) -> int:
         if args.command == "interview" and args.markdown is not None and not args.debrief:
             raise ValueError("--markdown writes a debrief: use it with --debrief")
         if args.command in ("progress", "stats", "review", "profile", "interview"):
-            from tutor import profile_commands
+            from tutor.commands import profile as profile_commands
 
             return profile_commands.main(args, sys.stdout)
         if args.command == "class":
@@ -368,7 +368,7 @@ def _run(argv: list[str] | None) -> int:
 
             return capstone_main(args.args, profile=args.profile)
         if args.plain:
-            from tutor.profile_commands import plain
+            from tutor.commands.profile import plain
 
             return plain(args)
         from tutor.app.launch import launch

@@ -55,7 +55,7 @@ def _consent_to_grants(config: pytest.Config, paths: list[Path]) -> None:
 
     The app's rule (``startup.grants_refusal``) with no one to ask: pytest owns the terminal.
     """
-    from tutor.authoring import load_targets, third_party_grants_refusal
+    from tutor.commands.authoring import load_targets, third_party_grants_refusal
     from tutor.course import grants
 
     targets = load_targets(list(paths))
@@ -71,7 +71,7 @@ def _consent_to_grants(config: pytest.Config, paths: list[Path]) -> None:
 
 class LessonPack(pytest.Collector):
     def collect(self) -> list[pytest.Item]:
-        from tutor.authoring import load_targets
+        from tutor.commands.authoring import load_targets
 
         items: list[pytest.Item] = []
         for target in load_targets([self.path]):
@@ -116,7 +116,7 @@ class DrillItem(_LessonItem):
         self.add_marker(pytest.mark.slow)
 
     def runtest(self) -> None:
-        from tutor.authoring import check_drill
+        from tutor.commands.authoring import check_drill
 
         loop, sandbox = _sandbox(self.config, self.root)
         report = loop.run_until_complete(check_drill(self.module, self.drill, sandbox))

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from tutor.authoring import check
+from tutor.commands.authoring import check
 from tutor.course.loader import load_course
 from tutor.grading import grade, request_for
 from tutor.judge import labs

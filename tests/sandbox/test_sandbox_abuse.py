@@ -394,7 +394,7 @@ def test_control_characters_and_escapes_are_inert(sb, capsys, tmp_path):
     assert "\x1b" not in result.output and "\x00" not in result.output and "\x9b" not in result.output
     assert "\x1b" not in result.observation.error.message and "\x07" not in result.observation.error.message
     # and the CLI report of the same snippet prints nothing a terminal would act on
-    from tutor.snippet_report import run_snippet_file
+    from tutor.commands.snippet_report import run_snippet_file
 
     snippet = tmp_path / "evil.py"
     snippet.write_text(code)

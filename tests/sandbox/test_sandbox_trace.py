@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.authoring import check
+from tutor.commands.authoring import check
 from tutor.sandbox.client import run_sync
 from tutor.sandbox.wire import RunRequest, TraceSpec
 

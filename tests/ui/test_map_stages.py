@@ -1,4 +1,4 @@
-"""The map says whose code each capstone stage is (the decision: tutor.capstone_mine.package_line)."""
+"""The map says whose code each capstone stage is (the decision: tutor.commands.capstone_mine.package_line)."""
 
 from __future__ import annotations
 

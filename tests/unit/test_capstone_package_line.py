@@ -1,6 +1,6 @@
 """The map's one line for a capstone module: whose code each of its stage labs is now."""
 
-from tutor.capstone_mine import package_line
+from tutor.commands.capstone_mine import package_line
 from tutor.course.loader import load_course
 from tutor.locations import builtin_course_dir
 from tutor.workspace import Workspace, exercise_path, use_reference

@@ -7,7 +7,7 @@ import io
 import json
 from pathlib import Path
 
-from tutor.authoring import validate
+from tutor.commands.authoring import validate
 from tutor.course.giveaway import drill_giveaways, module_giveaways
 from tutor.course.loader import load_course, load_module_file
 from tutor.course import observed_record

@@ -11,7 +11,7 @@ import pytest
 from tests.unit.test_tutoring_service import FakeSandbox, observed, strides
 from tutor.judge import AnswerError
 from tutor.progress.review import Rating
-from tutor.profile_commands import print_stats
+from tutor.commands.profile import print_stats
 from tutor.progress.store import ATTEMPT_NOTE, Attempt, AttemptKind, ProfileStore
 from tutor.session import Session
 from tutor.tutoring.service import TutoringService

@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-CORE = ["tutor.course", "tutor.judge", "tutor.grading", "tutor.progress", "tutor.session", "tutor.authoring",
-        "tutor.sandbox", "tutor.sandbox.client", "tutor.cli", "tutor.snippet_report", "tutor.progress.report"]
+CORE = ["tutor.course", "tutor.judge", "tutor.grading", "tutor.progress", "tutor.session", "tutor.commands.authoring",
+        "tutor.sandbox", "tutor.sandbox.client", "tutor.cli", "tutor.commands.snippet_report", "tutor.progress.report"]
 
 
 def loaded_after_import(modules: list[str]) -> set[str]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tutor.authoring import DrillReport, answer_changes
+from tutor.commands.authoring import DrillReport, answer_changes
 from tutor.sandbox.kernel_settings import KernelSettings, SettingError, available
-from tutor.validation import load_targets
+from tutor.commands.validation import load_targets
 
 FLOAT_DRILL = """format_version: 1
 module: "01"

@@ -6,7 +6,7 @@ import dataclasses
 
 from tutor.course.schema import SourceRules
 from tutor.tutoring.lab_brief import brief_lines, given_names, rule_lines
-from tutor.validation import load_targets
+from tutor.commands.validation import load_targets
 
 LAB = """format_version: 2
 module: "01"

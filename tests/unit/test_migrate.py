@@ -6,7 +6,7 @@ import io
 import shutil
 from pathlib import Path
 
-from tutor.authoring import migrate, validate
+from tutor.commands.authoring import migrate, validate
 from tutor.course.loader import load_course
 from tutor.course.migrate import migrate_file
 

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from tests.conftest import MINI_COURSE
-from tutor.authoring import validate
+from tutor.commands.authoring import validate
 from tutor.course.loader import load_module_file
 
 REPAIR = """\

@@ -7,7 +7,7 @@ import io
 from tests.unit.test_tutoring_service import FakeSandbox
 from tutor.sandbox.client import RunResult
 from tutor.sandbox.wire import ErrorInfo, Observation
-from tutor.snippet_report import run_snippet, run_snippet_file
+from tutor.commands.snippet_report import run_snippet, run_snippet_file
 from tutor.tutoring.presentation import Tone, plain_lines, snippet_blocks
 from tutor.tutoring.states import RunStatus
 

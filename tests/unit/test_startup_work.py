@@ -14,7 +14,7 @@ import sys
 
 from tutor.course import giveaway
 from tutor.locations import builtin_course_dir
-from tutor.validation import validate
+from tutor.commands.validation import validate
 
 
 def modules_after(code: str) -> set[str]:
@@ -28,14 +28,14 @@ def test_the_app_imports_no_tutoring_core_help_or_markdown_before_its_first_fram
     late = {"tutor.tutoring.service", "tutor.grading", "tutor.judge", "tutor.placement", "tutor.app.screens.help",
             "tutor.app.messages", "markdown_it", "pygments", "rich.markdown", "tutor.progress.stats",
             "tutor.sandbox.client", "tutor.sandbox.wire",  # the sandbox is made, its zygote started, after it
-            "tutor.capstone_mine",  # the map's capstone package line is drawn just after the first frame
+            "tutor.commands.capstone_mine",  # the map's capstone package line is drawn just after the first frame
             "yaml"}  # PyYAML only parses what the parsed-course cache does not hold
     assert not late & loaded, sorted(late & loaded)
 
 
 def test_validate_imports_neither_the_sandbox_client_nor_the_tutoring_service():
-    loaded = modules_after("import tutor.cli, tutor.validation")
-    assert not {"tutor.sandbox.client", "tutor.tutoring.service", "asyncio", "tutor.authoring"} & loaded
+    loaded = modules_after("import tutor.cli, tutor.commands.validation")
+    assert not {"tutor.sandbox.client", "tutor.tutoring.service", "asyncio", "tutor.commands.authoring"} & loaded
 
 
 def test_a_warm_validate_reads_the_warnings_back_and_an_edit_works_them_out_again(tmp_path, monkeypatch):

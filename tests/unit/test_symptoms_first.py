@@ -30,7 +30,7 @@ from tutor.tutoring.presentation import OUTPUT_SHOWN, plain_lines
 from tutor.tutoring.service import TutoringService
 from tutor.tutoring.states import Outcome, RunStatus
 from tutor.tutoring.symptoms import SOURCE_HIDDEN, giveaway_problems, symptoms_blocks
-from tutor.validation import validate
+from tutor.commands.validation import validate
 
 COURSE = Path(__file__).resolve().parents[1] / "fixtures" / "symptoms_course"
 CAUSE = "earlier steps' gradients stay in .grad"
@@ -259,7 +259,7 @@ def test_check_fails_a_prompt_that_shows_the_code(course):
 def test_check_fails_a_drill_whose_symptoms_or_prompt_give_it_away(tmp_path):
     import shutil
 
-    from tutor.authoring import check
+    from tutor.commands.authoring import check
 
     pack = tmp_path / "pack"
     shutil.copytree(COURSE, pack)

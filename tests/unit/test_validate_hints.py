@@ -6,7 +6,7 @@ import io
 import shutil
 
 from tests.conftest import MINI_COURSE
-from tutor.authoring import validate
+from tutor.commands.authoring import validate
 
 DRILL = """format_version: 1
 module: "04"

@@ -20,7 +20,7 @@ def _clip(text: str, width: int) -> str:
 
 def print_progress(profile: str, course: Course, progress: CourseProgress, position: tuple[str, str] | None,
                    out: TextIO) -> int:
-    """The table; the caller opened the course and the profile (``tutor.profile_commands``)."""
+    """The table; the caller opened the course and the profile (``tutor.commands.profile``)."""
     print(f"Profile {profile!r} — {course.title}", file=out)
     rows = []
     for slot in course.slots:

@@ -201,7 +201,7 @@ class MapScreen(Screen):
     def _show_late_parts(self) -> None:
         self._late_parts_asked = False
         import rich.markdown  # noqa: F401 - show_details finds them loaded from now on
-        import tutor.capstone_mine  # noqa: F401
+        import tutor.commands.capstone_mine  # noqa: F401
 
         option = self.query_one("#modules", OptionList).highlighted_option
         self.show_details(option.id if option is not None else None)
@@ -235,7 +235,7 @@ class MapScreen(Screen):
                 Status.OPEN, Status.IN_PROGRESS, Status.DONE) else Text("")
             # The intro's Markdown (pygments, markdown-it: ~100 modules) and the capstone package line (the
             # capstone driver and the sandbox wire) are imported after the first frame, and shown then.
-            markdown, capstone = sys.modules.get("rich.markdown"), sys.modules.get("tutor.capstone_mine")
+            markdown, capstone = sys.modules.get("rich.markdown"), sys.modules.get("tutor.commands.capstone_mine")
             if markdown is None or capstone is None:
                 details.update(Group(text, footer))
                 if not self._late_parts_asked:  # once: the highlight may move before they are loaded

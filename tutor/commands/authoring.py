@@ -21,7 +21,7 @@ from tutor.sandbox.client import Sandbox
 from tutor.sandbox.kernel_settings import KernelSettings
 from tutor.tutoring.service import SandboxPort, TutoringService
 from tutor.tutoring.symptoms import giveaway_problems
-from tutor.validation import Target, load_targets, unreadable_wrong_answers, validate  # noqa: F401 - re-exported
+from tutor.commands.validation import Target, load_targets, unreadable_wrong_answers, validate  # noqa: F401 - re-exported
 from tutor.wording import count
 
 

@@ -87,8 +87,8 @@ def chosen_instance(drill: Drill, wanted: str) -> Drill | str:
 def try_submission(course_paths: list[Path], drill_ref: str, submission: Path, out: TextIO,
                    file_args: list[str] = (), allow_grants: bool = False,
                    consent: Callable[[str], bool] | None = None, instance: str = "") -> int:
-    from tutor.authoring import third_party_grants_refusal
-    from tutor.validation import load_targets
+    from tutor.commands.authoring import third_party_grants_refusal
+    from tutor.commands.validation import load_targets
 
     targets = load_targets(course_paths)
     errors = [e for t in targets for e in t.errors]

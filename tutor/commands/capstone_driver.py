@@ -1,4 +1,4 @@
-"""The program `capstone --package mine` runs in the sandbox (see ``tutor/capstone_mine.py``).
+"""The program `capstone --package mine` runs in the sandbox (see ``tutor/commands/capstone_mine.py``).
 
 It makes the learner's stage files importable as ``capstone.<module>`` (so every stage that
 imports an earlier one gets the learner's) and as ``llm.<module>`` (the name the stage labs

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from capstone.progress import MAX_READ, ProgressBar, ProgressFollower
 from capstone.stages import STAGE_LABS, StageLab, stage_for_lab
-from tutor.capstone_driver import DRIVER, STATUS_NAMES
+from tutor.commands.capstone_driver import DRIVER, STATUS_NAMES
 from tutor.safe_text import inert, safe_line
 from tutor.sandbox.wire import OUTPUT_RUN_TIMEOUT, OUTPUT_TARGET, RunRequest, Tier
 

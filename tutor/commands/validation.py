@@ -1,6 +1,6 @@
 """``pytorch-tutor validate``: the schema, the graph and the giveaway check, without running anything.
 
-Kept apart from ``check`` (``tutor.authoring``) so that validating imports neither the
+Kept apart from ``check`` (``tutor.commands.authoring``) so that validating imports neither the
 sandbox client nor the tutoring service: a warm ``validate`` of the course is mostly
 reading the parsed-module cache.
 """
