@@ -181,3 +181,25 @@ def test_a_run_may_ask_for_fewer_intra_op_threads_never_more():
         assert result.ok and result.observation.error is None, result.message
         counts[threads] = result.observation.variables["n"]["value"]
     assert counts[1] == 1 and counts[64] == counts[0] >= 1, counts
+
+
+def test_the_code_s_own_source_is_readable_as_a_script_s_and_setup_s_is_not():
+    # inspect.getsource, draft_export's report and Dynamo's "from user code" lines read source through
+    # linecache; the code's own lines are there, setup's (the course's, in a lab its fixtures) are not
+    code = ("import inspect, linecache\n"
+            "def double(x):\n"
+            "    return x * 2\n"
+            "first = inspect.getsource(double).splitlines()[0]\n"
+            "try:\n"
+            "    inspect.getsource(helper)\n"
+            "    hidden = False\n"
+            "except OSError:\n"
+            "    hidden = True\n"
+            "setup_lines = linecache.getlines('<setup>')\n")
+    result = run(code, setup="import torch\ndef helper():\n    return 'the course'\n",
+                 asks=[AskSpec("first", "first"), AskSpec("hidden", "hidden"), AskSpec("setup", "setup_lines")])
+    assert result.ok, result.message
+    asks = result.observation.asks
+    assert asks["first"].value == {"type": "str", "value": "def double(x):"}
+    assert asks["hidden"].value == {"type": "bool", "value": True}
+    assert asks["setup"].value == {"type": "list", "items": []}

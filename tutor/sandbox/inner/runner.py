@@ -14,6 +14,7 @@ followed, for a learner's half, by the exports; then "D" on the done pipe (fd 5)
 from __future__ import annotations
 
 import builtins
+import linecache
 import os
 import random
 import sys
@@ -115,6 +116,16 @@ def _main_module_namespace() -> dict:
     return main.__dict__
 
 
+def _show_source(code: str, filename: str) -> None:
+    """Let tools that read source find the code's lines, as they find a script's.
+
+    ``inspect.getsource`` on a function the code defined, ``torch.export.draft_export``'s report,
+    Dynamo's "from user code" lines and a warning's source line all read them through
+    ``linecache``. Only the code's own text: setup, probe and check stay as they were (a lab's
+    fixtures and checks are the course's, and need not be readable by the learner's code)."""
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)  # mtime None: never re-read
+
+
 def _fence_state(torch) -> dict:
     return {
         "default dtype": str(torch.get_default_dtype()),
@@ -172,6 +183,7 @@ def run_request(request: RunRequest, torch, handles: remote.Handles | None = Non
             raised, error = exc, ErrorInfo("judge", type(exc).__name__,
                                            f"the learner's results could not be read: {str(exc)[:300]}")
     elif error is None:
+        _show_source(request.code, "<snippet>")
         if request.trace is not None:  # a row after every statement (``trace.py``)
             raised, error, obs_trace = trace.run_traced(request.code, "<snippet>", namespace, request.trace, torch,
                                                         _run)
