@@ -79,6 +79,37 @@ def test_only_the_learner_side_of_a_run_granted_exec_sees_the_cache(compiling):
     assert judged.ok and judged.observation.check == "passed", judged.observation.check_text
 
 
+# A run that writes into the cache, as Inductor writes a kernel: in place. ``then`` is what it does next.
+WRITE_KERNEL = f"""
+import os, time
+path = os.path.join({TARGET!r}, "kernels", NAME)
+os.makedirs(os.path.dirname(path), exist_ok=True)
+with open(path, "wb") as f:
+    f.write(b"\\x7fELF" * 1024)
+THEN
+"""
+
+
+def test_a_run_stopped_mid_compile_leaves_none_of_its_writes_in_the_cache(compiling):
+    """A kernel half written when the run was killed must not be loaded by the next compile (observed: a
+    0-byte .so, then "ImportError: file too short" on every later compile of that graph)."""
+    box, cache = compiling
+    # a finished run's kernel stays (dated back: it was written before the stopped run began)
+    finished = run_sync(RunRequest(code=WRITE_KERNEL.replace("NAME", "'kept.so'").replace(
+        "THEN", "os.utime(path, (time.time() - 60, time.time() - 60))\nwritten = True"), needs=("exec",)), box)
+    assert values(finished, "written") == [True]
+    stopped = run_sync(RunRequest(code=WRITE_KERNEL.replace("NAME", "'half.so'").replace("THEN", "time.sleep(120)"),
+                                  needs=("exec",), timeout=1), box)
+    assert stopped.status == "timeout", stopped.message
+    kernels = sorted(os.listdir(Path(cache, "kernels")))
+    assert kernels == ["kept.so"], kernels
+    # the same run ending cleanly keeps what it wrote
+    clean = run_sync(RunRequest(code=WRITE_KERNEL.replace("NAME", "'whole.so'").replace("THEN", "written = True"),
+                                needs=("exec",)), box)
+    assert values(clean, "written") == [True]
+    assert sorted(os.listdir(Path(cache, "kernels"))) == ["kept.so", "whole.so"]
+
+
 def test_each_course_has_its_own_cache(tmp_path, monkeypatch):
     from tutor.locations import HOME_ENV, compile_cache_dir
 

@@ -65,18 +65,37 @@ class CompileCache:
             return None
         return False
 
-    def prune(self, keep_bytes: int = BUDGET_BYTES // 2, keep_files: int = BUDGET_FILES // 2) -> None:
-        """Remove the least recently used files until the cache holds at most ``keep_*``; never raises."""
-        files: list[tuple[float, int, str]] = []
+    def discard_since(self, started: float) -> None:
+        """Remove every file written since ``started`` (wall clock); never raises.
+
+        Called when a run that used the cache did not end cleanly (its time limit, the budget, a
+        signal): g++ and Inductor write their outputs in place, so a run killed mid-compile can leave a
+        truncated kernel behind. Its other writes go too (a later run compiles them again); so may a
+        concurrent run's, which costs that run a cache miss only. A second of slack covers file systems
+        whose timestamps lag the clock."""
+        for path, st in self._files():
+            if st.st_mtime >= started - 1.0:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    continue
+
+    def _files(self) -> list[tuple[str, os.stat_result]]:
+        """Every file in the cache (a link counts as itself, never followed), as far as the walk gets."""
+        found = []
         try:
             for top, dirs, names in os.walk(self.path):
                 dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(top, d))]
                 for name in names:
                     path = os.path.join(top, name)
-                    st = os.lstat(path)
-                    files.append((max(st.st_atime, st.st_mtime), st.st_blocks * 512, path))
+                    found.append((path, os.lstat(path)))
         except (OSError, RecursionError):  # a tree the snippet made unreadable or absurdly deep
             pass
+        return found
+
+    def prune(self, keep_bytes: int = BUDGET_BYTES // 2, keep_files: int = BUDGET_FILES // 2) -> None:
+        """Remove the least recently used files until the cache holds at most ``keep_*``; never raises."""
+        files = [(max(st.st_atime, st.st_mtime), st.st_blocks * 512, path) for path, st in self._files()]
         total = sum(size for _, size, _ in files)
         count = len(files)
         for _, size, path in sorted(files):

@@ -299,6 +299,10 @@ class Zygote:
             _kill_group(run.peer.pid)  # the judge is done: its learner's half serves no one now
         status = tree.read_status(run.status_r) if not early else ("status", 0)
         os.close(run.status_r)
+        if run.spec.cache and (run.reason or status != ("status", 0)):
+            # Stopped or killed mid-compile, it may have left a half-written kernel (a 0-byte .so that
+            # every later compile of that graph would load and fail on): drop what it wrote.
+            self.started.compile_cache.discard_since(run.started_wall)
         if early:
             self.detached[run.pid] = run.spec.scratch if self.scratch_base else ""
         elif self.scratch_base:

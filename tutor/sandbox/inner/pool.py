@@ -32,6 +32,7 @@ class Run:
         self.status_r = status_r
         self.output_limit = output_limit
         self.started = time.monotonic()
+        self.started_wall = time.time()  # what the compile cache's files are dated by (``CompileCache.discard_since``)
         self.deadline = self.started + timeout + SLACK
         self.timeout = timeout
         self.reason = ""  # timeout | cancelled | scratch
