@@ -125,5 +125,6 @@ def test_pruning_keeps_the_most_recently_used_files(tmp_path):
         path = Path(cache.path, f"k{i}.so")
         path.write_bytes(b"x" * 8192)
         os.utime(path, (1000 + i, 1000 + i))
+    Path(cache.path, "half.so").write_bytes(b"")  # a kernel killed mid-link, however recent
     cache.prune(keep_bytes=3 * 8192, keep_files=100)
     assert sorted(os.listdir(cache.path)) == ["k3.so", "k4.so", "k5.so"]

@@ -94,8 +94,19 @@ class CompileCache:
         return found
 
     def prune(self, keep_bytes: int = BUDGET_BYTES // 2, keep_files: int = BUDGET_FILES // 2) -> None:
-        """Remove the least recently used files until the cache holds at most ``keep_*``; never raises."""
-        files = [(max(st.st_atime, st.st_mtime), st.st_blocks * 512, path) for path, st in self._files()]
+        """Remove the least recently used files until the cache holds at most ``keep_*``; never raises.
+
+        An empty shared object goes first whatever its age: no kernel is 0 bytes, and caches filled
+        before ``discard_since`` existed can hold one from a compile killed mid-link."""
+        files = []
+        for path, st in self._files():
+            if st.st_size == 0 and path.endswith(".so") and stat.S_ISREG(st.st_mode):
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+                continue
+            files.append((max(st.st_atime, st.st_mtime), st.st_blocks * 512, path))
         total = sum(size for _, size, _ in files)
         count = len(files)
         for _, size, path in sorted(files):
