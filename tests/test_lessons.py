@@ -148,3 +148,26 @@ def test_builtin_modules_meet_the_content_bar():
             assert drill.hints and drill.explanation.strip(), drill.id
             # a prediction needs a plausible wrong answer; an exercise's starter plays that part
             assert drill.wrong_answers or (drill.is_exercise and drill.starter.strip()), drill.id
+
+
+def test_most_predictions_in_every_module_vary():
+    """Issue 32: in every module at least 70% of the prediction drills declare variants, so review, retries and
+    test-out meet fresh instances everywhere (a drill without says why in `vary:`, counted apart)."""
+    from tutor.course.schema import DrillKind
+
+    short = []
+    for module in COURSE.modules():
+        predictions = [d for d in module.drills if d.kind is DrillKind.PREDICTION]
+        varied = sum(d.variants is not None for d in predictions)
+        if predictions and varied < 0.7 * len(predictions):
+            short.append(f"{module.id}: {varied} of {len(predictions)}")
+    assert not short, short
+
+
+def test_every_repair_and_trace_either_varies_or_says_why_not():
+    """A repair's bug, or the line where a first-divergence trace departs, moves with the instance where it can;
+    where it cannot, the drill's `vary:` says why (a learner repeating it would otherwise repair from memory)."""
+    silent = [f"{m.id}/{d.id}" for m in COURSE.modules() for d in m.drills
+              if (d.is_repair or d.is_first_divergence) and d.variants is None and not d.vary]
+    assert not silent, silent
+
