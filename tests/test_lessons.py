@@ -170,4 +170,3 @@ def test_every_repair_and_trace_either_varies_or_says_why_not():
     silent = [f"{m.id}/{d.id}" for m in COURSE.modules() for d in m.drills
               if (d.is_repair or d.is_first_divergence) and d.variants is None and not d.vary]
     assert not silent, silent
-

@@ -79,7 +79,7 @@ def test_only_the_learner_side_of_a_run_granted_exec_sees_the_cache(compiling):
     assert judged.ok and judged.observation.check == "passed", judged.observation.check_text
 
 
-# A run that writes into the cache, as Inductor writes a kernel: in place. ``then`` is what it does next.
+# A run that writes a kernel NAME into the cache as Inductor does (in place), then does THEN.
 WRITE_KERNEL = f"""
 import os, time
 path = os.path.join({TARGET!r}, "kernels", NAME)

@@ -75,10 +75,7 @@ class CompileCache:
         whose timestamps lag the clock."""
         for path, st in self._files():
             if st.st_mtime >= started - 1.0:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    continue
+                _unlink(path)
 
     def _files(self) -> list[tuple[str, os.stat_result]]:
         """Every file in the cache (a link counts as itself, never followed), as far as the walk gets."""
@@ -101,10 +98,7 @@ class CompileCache:
         files = []
         for path, st in self._files():
             if st.st_size == 0 and path.endswith(".so") and stat.S_ISREG(st.st_mode):
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+                _unlink(path)
                 continue
             files.append((max(st.st_atime, st.st_mtime), st.st_blocks * 512, path))
         total = sum(size for _, size, _ in files)
@@ -112,9 +106,17 @@ class CompileCache:
         for _, size, path in sorted(files):
             if total <= keep_bytes and count <= keep_files:
                 break
-            try:
-                os.unlink(path)
-            except OSError:
+            if not _unlink(path):
                 continue
             total -= size
             count -= 1
+
+
+def _unlink(path: str) -> bool:
+    """Remove one file of the cache; False when it could not be (gone already, or made unremovable)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        return False
+    return True
+
