@@ -59,18 +59,26 @@ def variant_sample() -> int:
     return int(raw) if raw.isdigit() else VARIANT_SAMPLE
 
 
-async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort) -> DrillReport:
+async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort,
+                      gate: asyncio.Semaphore | None = None) -> DrillReport:
     """Run one drill and prove each of its claims; return what failed.
 
     A drill with variants is proved on every corner and a seeded sample of instances, each
     rendered as a learner would see it; one whose instances all observe the same answers is
-    refused (a variant that changes nothing tests nothing new).
+    refused (a variant that changes nothing tests nothing new). Each instance is one unit of
+    work: under ``gate`` (the check's workers) instances run side by side like separate drills.
     """
+    gate = asyncio.Semaphore(1) if gate is None else gate
+
+    async def one(shown: Drill) -> DrillReport:
+        async with gate:
+            return await _check_instance(module, shown, sandbox)
+
     if drill.variants is None:
-        return await _check_instance(module, drill, sandbox)
+        return await one(drill)
     instances = drill.variants.sample(VARIANT_SEED, variant_sample())
     rendered = [present_instance(drill, i) for i in instances]
-    reports = [await _check_instance(module, shown, sandbox) for shown in rendered]
+    reports = list(await asyncio.gather(*(one(shown) for shown in rendered)))
     problems = [f"instance {instance_text(i)}: {p}" for i, r in zip(instances, reports) for p in r.problems]
     answers = {tuple(sorted(r.observed.items())) for r in reports}
     if not problems and len(instances) > 1 and len(answers) < 2:  # (one instance proves nothing either way)
@@ -217,6 +225,20 @@ def _kind(drill: Drill) -> str:
     return kind + "".join(f"+{need}" for need in drill.needs)
 
 
+def expected_cost(drill: Drill) -> int:
+    """A drill's cost class, for ordering the check's work (runs are not timed ahead; the kind tells
+    enough): a C++ build, then labs (a starter, a reference and each wrong submission, many of them
+    trainings), then drills that start processes, repairs and first-divergence drills (several runs
+    an instance), then predictions (one run)."""
+    if "exec" in drill.needs:
+        return 5
+    if drill.is_exercise:
+        return 4
+    if drill.needs:
+        return 3 if drill.is_repair or drill.is_first_divergence else 2
+    return 2 if drill.is_repair or drill.is_first_divergence else 1
+
+
 def _timing_summary(reports: list[DrillReport]) -> list[str]:
     groups: dict[str, list[float]] = {}
     for r in reports:
@@ -237,11 +259,23 @@ async def _check_all(jobs: list[tuple[Module, Drill]], parallel: int, out: TextI
         await sandbox.start()
     except Exception:  # noqa: BLE001 - each run then reports why the sandbox could not start
         pass
+    try:
+        return await check_jobs(jobs, parallel, out, sandbox)
+    finally:
+        await sandbox.close()
+
+
+async def check_jobs(jobs: list[tuple[Module, Drill]], parallel: int, out: TextIO,
+                     sandbox: SandboxPort) -> list[DrillReport]:
+    """Check every drill on ``parallel`` workers; the reports come back in the jobs' order.
+
+    Each instance of a variant drill is a unit of work of its own, and the costliest kinds queue
+    first (the gate serves waiters in arrival order): the check does not end on one worker
+    finishing a lab alone while the other has nothing left."""
     gate = asyncio.Semaphore(parallel)
 
     async def one(module: Module, drill: Drill) -> DrillReport:
-        async with gate:
-            report = await check_drill(module, drill, sandbox)
+        report = await check_drill(module, drill, sandbox, gate)
         mark = "ok  " if report.ok else "FAIL"
         print(f"{mark} {module.id}/{drill.id:<40} {report.seconds:5.2f} s", file=out, flush=True)
         if not report.ok:  # where to edit: the drill's first line in its file
@@ -250,10 +284,9 @@ async def _check_all(jobs: list[tuple[Module, Drill]], parallel: int, out: TextI
             print(f"       {problem}", file=out)
         return report
 
-    try:
-        return list(await asyncio.gather(*(one(m, d) for m, d in jobs)))
-    finally:
-        await sandbox.close()
+    order = sorted(range(len(jobs)), key=lambda i: expected_cost(jobs[i][1]), reverse=True)  # stable
+    done = dict(zip(order, await asyncio.gather(*(one(*jobs[i]) for i in order))))
+    return [done[i] for i in range(len(jobs))]
 
 
 def third_party_grants_refusal(targets: list[Target], allow_grants: bool,
