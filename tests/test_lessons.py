@@ -21,7 +21,7 @@ import os
 
 import pytest
 
-from tutor.commands.authoring import VARIANT_SEED, answer_changes, check_drill, variant_sample
+from tutor.commands.authoring import VARIANT_SEED, answer_changes, check_drill, expected_cost, variant_sample
 from tutor.course import grants
 from tutor.course.loader import load_course
 from tutor.locations import builtin_course_dir
@@ -93,26 +93,17 @@ def check_reports(request, machine_sandbox) -> dict:
             drill = dataclasses.replace(drill, variants=dataclasses.replace(drill.variants, corners=(first,),
                                                                              instances=(first,)))
         async with compiling if "exec" in drill.needs else contextlib.nullcontext():
-            async with gates[setting]:
-                return (setting, ref), await check_drill(module, drill, boxes[setting])
+            # the gate is taken per run of an instance: a variant drill's instances run side by side
+            return (setting, ref), await check_drill(module, drill, boxes[setting], gates[setting])
 
     async def every():
         # Longest first (the gates admit waiting runs in the order they were made): a lab with many wrong
         # submissions, or a compile, started last would run alone at the end while a core sat idle.
         order = sorted([("machine", ref) for ref in machine] + [("portable", ref) for ref in portable],
-                       key=lambda job: -expected_cost(*job))
+                       key=lambda job: -expected_cost(DRILLS[job[1]][1], wrong_submissions=job[0] == "machine"))
         return dict(await asyncio.gather(*(one(setting, ref) for setting, ref in order)))
 
     return asyncio.run(every())
-
-
-def expected_cost(setting: str, ref: str) -> int:
-    """A rough rank of how long a drill's check takes (runs it makes, a compile), for the order above."""
-    drill = DRILLS[ref][1]
-    runs = 1 + (2 if drill.is_exercise or drill.is_repair else 0)
-    if setting == "machine":
-        runs += 2 * len(drill.wrong_submissions)  # a judged run is two processes
-    return runs + (40 if "exec" in drill.needs else 0) + (4 if drill.is_exercise else 0)
 
 
 @pytest.mark.slow

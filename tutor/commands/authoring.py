@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import time
@@ -225,18 +226,15 @@ def _kind(drill: Drill) -> str:
     return kind + "".join(f"+{need}" for need in drill.needs)
 
 
-def expected_cost(drill: Drill) -> int:
-    """A drill's cost class, for ordering the check's work (runs are not timed ahead; the kind tells
-    enough): a C++ build, then labs (a starter, a reference and each wrong submission, many of them
-    trainings), then drills that start processes, repairs and first-divergence drills (several runs
-    an instance), then predictions (one run)."""
-    if "exec" in drill.needs:
-        return 5
-    if drill.is_exercise:
-        return 4
-    if drill.needs:
-        return 3 if drill.is_repair or drill.is_first_divergence else 2
-    return 2 if drill.is_repair or drill.is_first_divergence else 1
+def expected_cost(drill: Drill, wrong_submissions: bool = True) -> int:
+    """A rough count of the runs one instance of a drill's check makes, for starting the longest
+    work first (runs are not timed ahead): a repair or a lab runs its code more than once, a
+    first-divergence drill traces two programs, each declared wrong submission is a judged run (two
+    processes), a lab trains, and an Inductor compile outweighs everything else."""
+    runs = 1 + (2 if drill.is_exercise or drill.is_repair or drill.is_first_divergence else 0)
+    if wrong_submissions:
+        runs += 2 * len(drill.wrong_submissions)
+    return runs + (40 if "exec" in drill.needs else 0) + (4 if drill.is_exercise else 0) + (2 if drill.needs else 0)
 
 
 def _timing_summary(reports: list[DrillReport]) -> list[str]:
@@ -273,9 +271,12 @@ async def check_jobs(jobs: list[tuple[Module, Drill]], parallel: int, out: TextI
     first (the gate serves waiters in arrival order): the check does not end on one worker
     finishing a lab alone while the other has nothing left."""
     gate = asyncio.Semaphore(parallel)
+    # One Inductor compile at a time: two cold C++ builds on two cores ran past the drills' own limits.
+    compiling = asyncio.Semaphore(1)
 
     async def one(module: Module, drill: Drill) -> DrillReport:
-        report = await check_drill(module, drill, sandbox, gate)
+        async with compiling if "exec" in drill.needs else contextlib.nullcontext():
+            report = await check_drill(module, drill, sandbox, gate)
         mark = "ok  " if report.ok else "FAIL"
         print(f"{mark} {module.id}/{drill.id:<40} {report.seconds:5.2f} s", file=out, flush=True)
         if not report.ok:  # where to edit: the drill's first line in its file
