@@ -10,6 +10,9 @@ of each check is printed, and the ratio of the medians.
 
     .venv/bin/python benchmarks/bench_check_budget.py --base 3df1881 [--rounds 1] [--setting machine ...]
 
+Also printed: the drills' own run times summed (each drill line's seconds), the work apart from
+how each tree's check schedules it on its workers.
+
 Both checks must pass (a failed one is reported and its time is not a budget figure). On a shared
 machine the figure is only as good as the machine is idle: run it with nothing else running.
 """
@@ -29,6 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SUMMARY = re.compile(r"^check: .*$", re.MULTILINE)
+DRILL_LINE = re.compile(r"^(?:ok  |FAIL) \S+\s+([0-9.]+) s$", re.MULTILINE)  # one drill's time (its runs' sum)
 
 
 def unpack(rev: str, into: Path) -> Path:
@@ -42,7 +46,7 @@ def unpack(rev: str, into: Path) -> Path:
     return tree
 
 
-def one_check(tree: Path, home: Path, settings: list[str]) -> tuple[float, str, bool]:
+def one_check(tree: Path, home: Path, settings: list[str]) -> tuple[float, float, str, bool]:
     env = {**os.environ, "PYTORCH_TUTOR_HOME": str(home)}
     env.pop("PYTHONPATH", None)
     command = [sys.executable, "-m", "tutor", "check", "--jobs", "2"]
@@ -52,7 +56,8 @@ def one_check(tree: Path, home: Path, settings: list[str]) -> tuple[float, str, 
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     found = SUMMARY.findall(done.stdout + done.stderr)
-    return seconds, found[-1] if found else (done.stdout + done.stderr)[-400:], done.returncode == 0
+    work = sum(float(t) for t in DRILL_LINE.findall(done.stdout))
+    return seconds, work, found[-1] if found else (done.stdout + done.stderr)[-400:], done.returncode == 0
 
 
 def main() -> None:
@@ -65,19 +70,25 @@ def main() -> None:
         scratch_dir = Path(scratch)
         trees = {"base": unpack(args.base, scratch_dir), "now": ROOT}
         times: dict[str, list[float]] = {"base": [], "now": []}
+        works: dict[str, list[float]] = {"base": [], "now": []}
         failed = False
         for r in range(args.rounds):
             for name, tree in trees.items():
                 home = scratch_dir / f"home-{name}-{r}"
-                seconds, summary, ok = one_check(tree, home, args.setting)
+                seconds, work, summary, ok = one_check(tree, home, args.setting)
                 failed |= not ok
                 times[name].append(seconds)
+                works[name].append(work)
                 print(f"round {r + 1}, {name:<4} ({args.base if name == 'base' else 'working tree'}): "
-                      f"{seconds:7.1f} s wall — {summary}", flush=True)
+                      f"{seconds:7.1f} s wall, {work:7.1f} s of drill runs — {summary}", flush=True)
     base, now = statistics.median(times["base"]), statistics.median(times["now"])
     print(f"\n{os.cpu_count()} cores; check --jobs 2{''.join(' --setting ' + s for s in args.setting)}")
     print(f"base {base:.1f} s, now {now:.1f} s (medians of {args.rounds}): now / base = {now / base:.2f}x "
           f"(issue 32's budget: at most 1.50x)" + ("; A CHECK FAILED: not a budget figure" if failed else ""))
+    # The work, apart from how a check's version schedules it on its workers: the drills' own run time.
+    base_work, now_work = statistics.median(works["base"]), statistics.median(works["now"])
+    print(f"drill run time summed over drills: base {base_work:.1f} s, now {now_work:.1f} s: "
+          f"now / base = {now_work / base_work:.2f}x")
 
 
 if __name__ == "__main__":
