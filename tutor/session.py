@@ -108,7 +108,10 @@ class Session:
             raise ValueError("name a module or a drill")
         if self.module(module_id) is None or not self.can_open(module_id):
             state = self.state(module_id)
-            raise ValueError(f"module {module_id} is {state.status.value}" + (f": {state.reason}" if state.reason else ""))
+            way_in = (f" (to test out of its prerequisites: 'test {module_id}' at plain mode's [module] prompt, "
+                      "or t on the app's map)" if state.status == Status.LOCKED else "")
+            raise ValueError(f"module {module_id} is {state.status.value}" + (f": {state.reason}" if state.reason else "")
+                             + way_in)
         return module_id, item or self.entry_point(module_id)
 
     def entry_point(self, module_id: str) -> str:

@@ -70,7 +70,9 @@ def test_the_command_line_refuses_a_start_it_cannot_open(tmp_path, monkeypatch, 
     assert main([*base, "--drill", "no-such-drill"]) == 2
     assert "there is no drill 'no-such-drill'" in capsys.readouterr().err
     assert main([*base, "--module", "02"]) == 2
-    assert "module 02 is locked: needs 01" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "module 02 is locked: needs 01" in err
+    assert "'test 02' at plain mode's [module] prompt" in err  # the way in, for a learner without the app's map
     assert main(["--module", "01", "stats"]) == 2  # with a command: said, not ignored
     assert "not with `stats`" in capsys.readouterr().err
 
