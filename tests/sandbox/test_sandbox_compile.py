@@ -128,3 +128,29 @@ def test_pruning_keeps_the_most_recently_used_files(tmp_path):
     Path(cache.path, "half.so").write_bytes(b"")  # a kernel killed mid-link, however recent
     cache.prune(keep_bytes=3 * 8192, keep_files=100)
     assert sorted(os.listdir(cache.path)) == ["k3.so", "k4.so", "k5.so"]
+
+
+HOLDS_COMPILE_MODULES = "import sys\nheld = 'torch._inductor.compile_fx' in sys.modules"
+
+
+def test_a_batch_that_waits_for_the_compile_warm_runs_on_runners_that_hold_torch_compile():
+    """`check` never lets the zygote idle, so it waits once for torch.compile's imports (``compile_warmed``);
+    every run after that, the very first included, must find them imported (runners forked before are retired)."""
+    import asyncio
+
+    box = Sandbox(warm_compile=True)
+    try:
+        box.start_sync()
+        if box.tier_level != "1":
+            pytest.skip("only tier 1 warms torch.compile's modules (the one tier that grants exec)")
+        assert asyncio.run(box.compile_warmed()) is True
+        assert values(run_sync(RunRequest(code=HOLDS_COMPILE_MODULES), box), "held") == [True]
+    finally:
+        box.close_sync()
+    cold = Sandbox()
+    try:  # asked for nothing: the wait ends at once, and runs import torch.compile's modules themselves
+        cold.start_sync()
+        assert asyncio.run(cold.compile_warmed()) is False
+        assert values(run_sync(RunRequest(code=HOLDS_COMPILE_MODULES), cold), "held") == [False]
+    finally:
+        cold.close_sync()

@@ -253,8 +253,9 @@ def _output_tail(result) -> list[str]:
 async def _check_all(jobs: list[tuple[Module, Drill]], parallel: int, out: TextIO,
                      sandbox_options: dict | None = None) -> list[DrillReport]:
     sandbox = Sandbox(**(sandbox_options or {}))
-    try:  # the zygote's start (an import of torch) is not any drill's time
-        await sandbox.start()
+    try:  # the zygote's start (an import of torch, and torch.compile's modules where the course compiles)
+        await sandbox.start()  # is not any drill's time
+        await sandbox.compile_warmed()
     except Exception:  # noqa: BLE001 - each run then reports why the sandbox could not start
         pass
     try:

@@ -179,6 +179,8 @@ class _Zygote:
         self.sock = parent
         self.tier = tier
         self.ready: concurrent.futures.Future = concurrent.futures.Future()
+        # True once torch.compile's modules are imported (``--warm-compile``); False when they never will be
+        self.compile_warmed: concurrent.futures.Future = concurrent.futures.Future()
         self.info: dict = {}
         self.handlers: dict[int, object] = {}
         self.dead = False
@@ -222,8 +224,12 @@ class _Zygote:
             self.info = header
             if not self.ready.done():
                 self.ready.set_result(header)
+            if not header.get("compile_warming") and not self.compile_warmed.done():
+                self.compile_warmed.set_result(False)
         elif op == "warmed":  # torch.compile's modules are imported too (``--warm-compile``)
             self.info = {**self.info, "compile_warm": True}
+            if not self.compile_warmed.done():
+                self.compile_warmed.set_result(True)
         elif op == "error":
             self.death = f"it could not start: {str(header.get('message', ''))[:500]}"
             if not self.ready.done():
@@ -244,6 +250,8 @@ class _Zygote:
                 self.death += f": {inert(tail[0])[:200]}"
         if not self.ready.done():
             self.ready.set_exception(SandboxUnavailable(self.death or "the zygote stopped"))
+        if not self.compile_warmed.done():
+            self.compile_warmed.set_result(False)
         for handler in list(self.handlers.values()):
             handler({"op": "died"}, [])
 

@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     zygote = Zygote(sock, started, args.pool)
     if args.warm_compile and args.tier == Tier.NAMESPACES:  # tier 1 alone grants exec, which compiling needs
         zygote.late = LateImports(COMPILE_MODULES)
+    started.facts["compile_warming"] = zygote.late is not None  # a "warmed" message will follow
     try:
         zygote.send(started.facts)
         zygote.serve()

@@ -144,10 +144,7 @@ class Zygote:
             # /proc/loadavg decides; the system's total bounds what the uid can have gained).
             pid, idle = next(iter(self.idle.items()))
             if kernel.system_task_count() > idle.tasks + PROCESSES - 16:
-                del self.idle[pid]
-                _kill_group(pid)
-                self.detached[pid] = ""
-                self.forker.drop_idle(idle)
+                self._retire_idle(pid)
         learner = None
         if ready and self.idle:
             pid, idle = next(iter(self.idle.items()))
@@ -236,6 +233,8 @@ class Zygote:
         if self.late is not None and self.late.pending and not self.runs and len(self.idle) >= self.pool:
             self.late.step()  # one module per pass: a request waits for one import at most
             if not self.late.pending:
+                for pid in list(self.idle):  # forked before the imports: the next runners get them
+                    self._retire_idle(pid)
                 self.send({"op": "warmed"})
         for run in list(self.runs.values()):
             if run.exit_status is not None:
@@ -323,6 +322,13 @@ class Zygote:
                   "setup_error": value if kind == "error" else "", "serving": bool(run.channel)}
         header.update(_describe_status(value if kind == "status" else run.exit_status))
         self.send(header, result, output)
+
+    def _retire_idle(self, pid: int) -> None:
+        """End a pre-forked runner that will not be used; a fresh one is forked in its place."""
+        idle = self.idle.pop(pid)
+        _kill_group(pid)
+        self.detached[pid] = ""
+        self.forker.drop_idle(idle)
 
     def shutdown(self) -> None:
         for idle in self.idle.values():
