@@ -51,7 +51,7 @@ def _examples_answering(ask, described) -> list[str]:
             f"tutor/judge/kinds.py" for example in form_examples(ask.kind) if judge(ask, example, described).correct]
 
 
-VARIANT_SAMPLE = 3  # instances `check` draws beyond a variant drill's corners (PYTORCH_TUTOR_VARIANT_SAMPLE)
+VARIANT_SAMPLE = 2  # instances `check` draws beyond a variant drill's corners (PYTORCH_TUTOR_VARIANT_SAMPLE)
 VARIANT_SEED = 29  # fixed: a check reruns the same instances, so a failure reproduces
 
 
