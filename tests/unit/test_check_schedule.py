@@ -42,7 +42,8 @@ class MeetingSandbox(SumSandbox):
             self.active -= 1
 
 
-def test_a_variant_drills_instances_run_side_by_side_on_two_workers():
+def test_a_variant_drills_instances_run_side_by_side_on_two_workers(monkeypatch):
+    monkeypatch.setenv("PYTORCH_TUTOR_VARIANT_SAMPLE", "4")  # instances enough that their answers differ
     module = course()["01"]
     drill = module.drill("sum-count")
     sandbox = MeetingSandbox()
@@ -56,7 +57,8 @@ def test_a_variant_drills_instances_run_side_by_side_on_two_workers():
     assert len(sandbox.requests) >= 3  # every instance ran (corners and the sample)
 
 
-def test_costly_kinds_queue_first_and_reports_keep_the_jobs_order():
+def test_costly_kinds_queue_first_and_reports_keep_the_jobs_order(monkeypatch):
+    monkeypatch.setenv("PYTORCH_TUTOR_VARIANT_SAMPLE", "4")
     modules = course()
     plain, summed = modules["01"].drill("plain"), modules["01"].drill("sum-count")
     built = dataclasses.replace(modules["02"].drill("after"), needs=("exec",))  # a C++ build's cost class
