@@ -71,3 +71,17 @@ def test_costly_kinds_queue_first_and_reports_keep_the_jobs_order(monkeypatch):
     assert all(r.ok for r in reports), [r.problems for r in reports]
     assert sandbox.requests[0].code.startswith("v = ")  # the last job in course order ran first
     assert "ones(3).sum()" in sandbox.requests[1].code  # then the rest in course order
+
+
+def test_instances_that_agree_make_check_draw_more_before_it_refuses_the_variant(monkeypatch):
+    """Whether a variant moves the answer is the drill's property, not a small sample's: the fixture's first two
+    sampled instances of `sum-count` (seed 29) observe the same count, so check draws further ones, each proved,
+    until one differs (a pack that passed with a wider sample keeps passing)."""
+    monkeypatch.setenv("PYTORCH_TUTOR_VARIANT_SAMPLE", "2")
+    module = course()["01"]
+    drill = module.drill("sum-count")
+    sandbox = SumSandbox()
+    report = asyncio.run(check_drill(module, drill, sandbox))
+    assert report.ok, report.problems
+    corners = len(drill.variants.corners)
+    assert len(sandbox.requests) > corners + 2  # it went past the sample

@@ -52,6 +52,7 @@ def _examples_answering(ask, described) -> list[str]:
 
 
 VARIANT_SAMPLE = 2  # instances `check` draws beyond a variant drill's corners (PYTORCH_TUTOR_VARIANT_SAMPLE)
+VARIANT_WIDEN = 4  # further instances check draws, one at a time, while those checked all observe the same answers
 VARIANT_SEED = 29  # fixed: a check reruns the same instances, so a failure reproduces
 
 
@@ -77,11 +78,27 @@ async def check_drill(module: Module, drill: Drill, sandbox: SandboxPort,
 
     if drill.variants is None:
         return await one(drill)
-    instances = drill.variants.sample(VARIANT_SEED, variant_sample())
+    sample = variant_sample()
+    instances = drill.variants.sample(VARIANT_SEED, sample)
     rendered = [present_instance(drill, i) for i in instances]
     reports = list(await asyncio.gather(*(one(shown) for shown in rendered)))
     problems = [f"instance {instance_text(i)}: {p}" for i, r in zip(instances, reports) for p in r.problems]
     answers = {tuple(sorted(r.observed.items())) for r in reports}
+    # Whether a variant changes the answer is a property of the drill, not of a small sample: while the
+    # instances checked agree, draw further ones (each proved in full) before refusing it. (A pack that
+    # passed when check drew more instances keeps passing: the seeded draw extends the smaller one.)
+    while not problems and len(answers) < 2 and sample < variant_sample() + VARIANT_WIDEN:
+        sample += 1
+        more = [i for i in drill.variants.sample(VARIANT_SEED, sample) if i not in instances]
+        if not more:
+            break
+        instances += tuple(more)
+        shown_more = [present_instance(drill, i) for i in more]
+        rendered += shown_more
+        extra = list(await asyncio.gather(*(one(shown) for shown in shown_more)))
+        reports += extra
+        problems += [f"instance {instance_text(i)}: {p}" for i, r in zip(more, extra) for p in r.problems]
+        answers |= {tuple(sorted(r.observed.items())) for r in extra}
     if not problems and len(instances) > 1 and len(answers) < 2:  # (one instance proves nothing either way)
         problems.append(f"the {len(instances)} instances checked all observe the same answers: "
                         "a variant must change what the learner predicts")
