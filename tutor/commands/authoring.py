@@ -247,11 +247,15 @@ def expected_cost(drill: Drill, wrong_submissions: bool = True) -> int:
     """A rough count of the runs one instance of a drill's check makes, for starting the longest
     work first (runs are not timed ahead): a repair or a lab runs its code more than once, a
     first-divergence drill traces two programs, each declared wrong submission is a judged run (two
-    processes), a lab trains, and an Inductor compile outweighs everything else."""
+    processes), a lab trains, and an Inductor compile outweighs everything else.
+
+    Drills that start ranks (loopback) are deliberately not ranked up: their gloo rendezvous has a
+    few seconds' timeout, and run beside the labs' compiles (the first work out) one timed out in CI
+    (26/rendezvous-env); the lesson suite ran them after the labs before, with the predictions."""
     runs = 1 + (2 if drill.is_exercise or drill.is_repair or drill.is_first_divergence else 0)
     if wrong_submissions:
         runs += 2 * len(drill.wrong_submissions)
-    return runs + (40 if "exec" in drill.needs else 0) + (4 if drill.is_exercise else 0) + (2 if drill.needs else 0)
+    return runs + (40 if "exec" in drill.needs else 0) + (4 if drill.is_exercise else 0)
 
 
 def _timing_summary(reports: list[DrillReport]) -> list[str]:
