@@ -20,7 +20,7 @@ import asyncio
 import statistics
 from pathlib import Path
 
-from tutor.commands.authoring import _check_instance
+from tutor.commands.drill_proof import _check_instance
 from tutor.course import grants
 from tutor.course.schema import DrillKind
 from tutor.course.variants import present_drill_instance

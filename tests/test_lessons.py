@@ -21,7 +21,7 @@ import os
 
 import pytest
 
-from tutor.commands.authoring import VARIANT_SEED, answer_changes, check_drill, expected_cost, variant_sample
+from tutor.commands.drill_proof import VARIANT_SEED, answer_changes, check_drill, expected_cost, variant_sample
 from tutor.course import grants
 from tutor.course.loader import load_course
 from tutor.locations import builtin_course_dir

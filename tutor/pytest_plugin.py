@@ -116,7 +116,7 @@ class DrillItem(_LessonItem):
         self.add_marker(pytest.mark.slow)
 
     def runtest(self) -> None:
-        from tutor.commands.authoring import check_drill
+        from tutor.commands.drill_proof import check_drill
 
         loop, sandbox = _sandbox(self.config, self.root)
         report = loop.run_until_complete(check_drill(self.module, self.drill, sandbox))

@@ -12,7 +12,7 @@ import dataclasses
 
 import pytest
 
-from tutor.commands.authoring import check_drill
+from tutor.commands.drill_proof import check_drill
 from tutor.course.loader import load_course
 from tutor.locations import builtin_course_dir
 from tutor.tutoring.service import TutoringService

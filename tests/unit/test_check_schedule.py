@@ -11,7 +11,8 @@ import dataclasses
 import io
 
 from tests.unit.test_variant_instances import COURSE, SumSandbox
-from tutor.commands.authoring import check_drill, check_jobs, expected_cost
+from tutor.commands.authoring import check_jobs
+from tutor.commands.drill_proof import check_drill, expected_cost
 from tutor.course.loader import load_course
 
 

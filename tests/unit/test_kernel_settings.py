@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tutor.commands.authoring import DrillReport, answer_changes
+from tutor.commands.drill_proof import DrillReport, answer_changes
 from tutor.sandbox.kernel_settings import KernelSettings, SettingError, available
 from tutor.commands.validation import load_targets
 

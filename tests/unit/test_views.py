@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.commands.authoring import view_problems
+from tutor.commands.drill_proof import view_problems
 from tutor.course.loader import load_module_file
 from tutor.course.schema import View
 from tutor.grading import request_for

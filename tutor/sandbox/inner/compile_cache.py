@@ -119,4 +119,3 @@ def _unlink(path: str) -> bool:
     except OSError:
         return False
     return True
-
